@@ -1,0 +1,20 @@
+// Package assets holds the files embedded in the binary: the compatibility
+// matrix, the deep-check script, the defaults and the icon.
+package assets
+
+import _ "embed"
+
+// CompatYAML is the compatibility matrix the doctor judges against.
+//
+//go:embed compat.yaml
+var CompatYAML []byte
+
+// DeepCheckPy is the Python script the deep check runs in each interpreter.
+//
+//go:embed deepcheck.py
+var DeepCheckPy string
+
+// Icon is the application icon (PNG, 512×512).
+//
+//go:embed icon.png
+var Icon []byte

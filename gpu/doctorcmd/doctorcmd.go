@@ -1,0 +1,210 @@
+// Package doctorcmd is the `gpuwizard doctor` command line: flags, output
+// formats and exit codes over the gpu package.
+package doctorcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gpuwizard/gpu"
+)
+
+// Exit codes.
+const (
+	ExitReady    = 0
+	ExitNotReady = 1
+	ExitUsage    = 2
+)
+
+// Env is what the command needs from the outside world.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Color says whether Stdout is a terminal that shows colour.
+	Color bool
+	// Probe options (tests pass a fake machine).
+	Options gpu.Options
+}
+
+const usage = `Usage: gpuwizard doctor [flags]
+
+Checks whether this machine can train on its NVIDIA GPU: the GPU, kernel
+module, driver, CUDA, cuDNN, the Python frameworks and the interpreter you
+run. Every problem comes with its evidence and the command that fixes it.
+
+Flags:
+`
+
+// Run runs the command and returns its exit code: 0 ready, 1 not ready,
+// 2 usage or input error.
+func Run(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var (
+		asJSON     = fs.Bool("json", false, "print the report as JSON: {\"ready\", \"verdict\", \"findings\", \"facts\"}")
+		asMarkdown = fs.Bool("markdown", false, "print the report as Markdown, for an issue or a forum post")
+		deep       = fs.Bool("deep", false, "also run a real matmul and conv2d on every GPU through each Python with torch (slower)")
+		save       = fs.String("save", "", "write the facts as JSON to `FILE` (diagnose them later with --facts)")
+		factsFile  = fs.String("facts", "", "diagnose saved facts from `FILE` instead of this machine")
+		timeout    = fs.Duration("timeout", 3*time.Second, "time limit for each probe source")
+		deepTO     = fs.Duration("deep-timeout", 90*time.Second, "time limit for each interpreter's deep check")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, usage)
+		fs.PrintDefaults()
+		fmt.Fprint(env.Stderr, "\nExit status: 0 ready for GPU training, 1 not ready, 2 usage error.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitUsage
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "doctor: unexpected argument %q (see gpuwizard doctor -h)\n", fs.Arg(0))
+		return ExitUsage
+	}
+	if *asJSON && *asMarkdown {
+		fmt.Fprintln(env.Stderr, "doctor: choose one of --json and --markdown")
+		return ExitUsage
+	}
+	if *factsFile != "" && *deep {
+		fmt.Fprintln(env.Stderr, "doctor: --deep checks this machine; it cannot be combined with --facts")
+		return ExitUsage
+	}
+	if *timeout <= 0 || *deepTO <= 0 {
+		fmt.Fprintln(env.Stderr, "doctor: --timeout and --deep-timeout must be positive durations, like 3s")
+		return ExitUsage
+	}
+	matrix, err := gpu.LoadMatrix()
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "doctor:", err)
+		return ExitUsage
+	}
+	var facts *gpu.Facts
+	if *factsFile != "" {
+		facts, err = LoadFacts(*factsFile)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "doctor:", err)
+			return ExitUsage
+		}
+	} else {
+		opts := env.Options
+		opts.Timeout, opts.Deep, opts.DeepTimeout = *timeout, *deep, *deepTO
+		if *deep && !*asJSON {
+			fmt.Fprintln(env.Stderr, "Running the deep check (a real matmul and conv2d on each GPU, per Python with torch)…")
+		}
+		facts = gpu.Probe(ctx, opts)
+	}
+	if *save != "" {
+		if err := SaveFacts(*save, facts); err != nil {
+			fmt.Fprintln(env.Stderr, "doctor:", err)
+			return ExitUsage
+		}
+		if !*asJSON {
+			fmt.Fprintf(env.Stderr, "Facts saved to %s (diagnose them anywhere with: gpuwizard doctor --facts %s)\n", *save, *save)
+		}
+	}
+	report := gpu.Diagnose(facts, matrix)
+	switch {
+	case *asJSON:
+		err = report.WriteJSON(env.Stdout)
+	case *asMarkdown:
+		err = report.WriteMarkdown(env.Stdout)
+	default:
+		err = report.WriteText(env.Stdout, env.Color)
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "doctor: writing the report:", err)
+		return ExitUsage
+	}
+	if report.Ready {
+		return ExitReady
+	}
+	return ExitNotReady
+}
+
+// LoadFacts reads facts saved with --save (or the "facts" of a --json report).
+func LoadFacts(path string) (*gpu.Facts, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading facts: %w", err)
+	}
+	var probe struct {
+		Facts *json.RawMessage `json:"facts"`
+	}
+	raw := b
+	if json.Unmarshal(b, &probe) == nil && probe.Facts != nil {
+		raw = *probe.Facts // a whole --json report
+	}
+	var f gpu.Facts
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&f); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + bytes.Count(raw[:min(int(se.Offset), len(raw))], []byte("\n"))
+			return nil, fmt.Errorf("%s line %d: not valid JSON (%w); save facts with: gpuwizard doctor --save FILE", path, line, err)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: field %q has the wrong type (%w)", path, te.Field, err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Schema == 0 {
+		return nil, fmt.Errorf("%s: no \"schema\" field: this is not a gpuwizard facts file (make one with gpuwizard doctor --save FILE)", path)
+	}
+	if f.Schema > gpu.FactsSchema {
+		return nil, fmt.Errorf("%s: facts schema %d is newer than this gpuwizard understands (%d): update gpuwizard", path, f.Schema, gpu.FactsSchema)
+	}
+	f.Origin = "saved"
+	return &f, nil
+}
+
+// SaveFacts writes facts as JSON atomically: a temporary file in the same
+// folder, synced, then renamed over the target.
+func SaveFacts(path string, f *gpu.Facts) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding facts: %w", err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic replaces path with data so that a crash leaves either the
+// old file or the new one, never a torn one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package gpu
+
+import "sort"
+
+// Severity says how much a finding matters.
+type Severity string
+
+// Severities, most important first.
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+	SevInfo    Severity = "info"
+	SevOK      Severity = "ok"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case SevError:
+		return 0
+	case SevWarning:
+		return 1
+	case SevInfo:
+		return 2
+	}
+	return 3
+}
+
+// Cause is the root-cause family of a finding (the design notes' vocabulary).
+type Cause string
+
+// The causes, in the order a fix should be applied: the driver before the
+// wheel, the wheel before device selection.
+const (
+	CauseDriverMissing        Cause = "driver_missing"
+	CauseWSLOrContainer       Cause = "wsl_or_container"
+	CauseDriverTooOld         Cause = "driver_too_old"
+	CauseCPUOnlyBuild         Cause = "cpu_only_build"
+	CauseArchUnsupported      Cause = "arch_unsupported"
+	CauseConflictingInstalls  Cause = "conflicting_installs"
+	CauseCudnnProblem         Cause = "cudnn_problem"
+	CauseTFGPULibs            Cause = "tf_gpu_libs"
+	CauseDeviceSelection      Cause = "device_selection"
+	CauseOutOfMemory          Cause = "out_of_memory"
+	CauseDeviceMismatchInCode Cause = "device_mismatch_in_code"
+	CauseOther                Cause = "other"
+)
+
+// Causes lists every cause in fix order.
+var Causes = []Cause{
+	CauseDriverMissing, CauseWSLOrContainer, CauseDriverTooOld, CauseCPUOnlyBuild,
+	CauseArchUnsupported, CauseConflictingInstalls, CauseCudnnProblem, CauseTFGPULibs,
+	CauseDeviceSelection, CauseOutOfMemory, CauseDeviceMismatchInCode, CauseOther,
+}
+
+func (c Cause) rank() int {
+	for i, x := range Causes {
+		if x == c {
+			return i
+		}
+	}
+	return len(Causes)
+}
+
+// Step is one step of a fix: what to do, and the exact command when there is one.
+type Step struct {
+	Text    string `json:"text"`
+	Command string `json:"command,omitempty"`
+}
+
+// Finding is one judgement about the machine.
+type Finding struct {
+	ID       string   `json:"id"`
+	Cause    Cause    `json:"cause"`
+	Severity Severity `json:"severity"`
+	Title    string   `json:"title"`
+	Evidence []string `json:"evidence,omitempty"`
+	Fix      []Step   `json:"fix,omitempty"`
+}
+
+// Report is the doctor's answer: the verdict, the findings most important
+// first, and the facts they were drawn from.
+type Report struct {
+	Ready    bool      `json:"ready"`
+	Verdict  string    `json:"verdict"`
+	Findings []Finding `json:"findings"`
+	Facts    *Facts    `json:"facts"`
+}
+
+// sortFindings orders by severity, then by cause (root causes first), and
+// keeps the rules' order within those.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity.rank() != b.Severity.rank() {
+			return a.Severity.rank() < b.Severity.rank()
+		}
+		return a.Cause.rank() < b.Cause.rank()
+	})
+}
