@@ -218,9 +218,12 @@ func (j *judge) wheelFix(env PythonEnv) []Step {
 	}
 	py := env.Interpreter
 	steps := []Step{}
-	if env.Kind == "system" && strings.HasPrefix(firstLocation(env, "torch"), "/usr/lib/python3/") {
-		steps = append(steps,
-			Step{Text: "This torch comes from the distribution (apt's python3-torch) and is CPU-only. Keep it, and install the GPU build in a virtual environment:", Command: "python3 -m venv ~/.venv-gpu"})
+	if env.Kind == "system" {
+		text := "The system Python is managed by the distribution (pip refuses to change it); install the GPU build in a virtual environment:"
+		if strings.HasPrefix(firstLocation(env, "torch"), "/usr/lib/python3/") {
+			text = "This torch comes from the distribution (apt's python3-torch) and is CPU-only. Keep it, and install the GPU build in a virtual environment:"
+		}
+		steps = append(steps, Step{Text: text, Command: "python3 -m venv ~/.venv-gpu"})
 		py = "~/.venv-gpu/bin/python"
 	}
 	steps = append(steps, Step{

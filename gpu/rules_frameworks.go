@@ -155,7 +155,7 @@ func (j *judge) torchArchs(env PythonEnv, pk Package) (sass, ptx []string, src s
 	if !ok {
 		return nil, nil, ""
 	}
-	src = fmt.Sprintf("official torch %s %s wheels build for %s", r.Version, v.Name, strings.ReplaceAll(v.Archs, ";", " "))
+	src = fmt.Sprintf("official torch %s %s wheels are built for %s", r.Version, v.Name, strings.ReplaceAll(v.Archs, ";", " "))
 	if v.PTX != "" {
 		src += " (+PTX " + v.PTX + ")"
 	}
