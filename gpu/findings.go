@@ -94,6 +94,17 @@ func sortFindings(fs []Finding) {
 		if a.Severity.rank() != b.Severity.rank() {
 			return a.Severity.rank() < b.Severity.rank()
 		}
-		return a.Cause.rank() < b.Cause.rank()
+		return findingRank(a) < findingRank(b)
 	})
+}
+
+// machineBlockers are findings that make every other one moot: they come
+// first within their severity whatever their cause.
+var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true}
+
+func findingRank(f Finding) int {
+	if machineBlockers[f.ID] {
+		return -1
+	}
+	return f.Cause.rank()
 }

@@ -59,14 +59,19 @@ func (p *prober) probeNVML(ctx context.Context) (func(*Facts), error) {
 		lib = nvml.New()
 	}
 	var nf NVMLFacts
+	var crash any
 	ret := func() (r nvml.Return) {
 		defer func() {
-			if recover() != nil {
-				r = nvml.ERROR_LIBRARY_NOT_FOUND
+			if crash = recover(); crash != nil {
+				r = nvml.ERROR_UNKNOWN
 			}
 		}()
 		return lib.Init()
 	}()
+	if crash != nil {
+		nf.Status, nf.Error = NVMLError, fmt.Sprintf("the NVML library crashed while starting: %v", crash)
+		return func(f *Facts) { f.NVML = nf }, nil
+	}
 	if ret != nvml.SUCCESS {
 		nf.Status = nvmlStatus(ret)
 		nf.Error = nvmlText(ret)

@@ -469,6 +469,15 @@ func (j *judge) ruleDeep() {
 			texts = append(texts, dev.Error)
 		}
 		hits := ClassifyText(strings.Join(texts, "\n"))
+		if len(hits) > 0 && !j.hasGPUHardware() {
+			j.add(Finding{ID: "deep_no_gpu", Cause: CauseOther, Severity: SevInfo,
+				Title:    fmt.Sprintf("PyTorch in %s cannot use a GPU here (expected: this machine has none)", d.Interpreter),
+				Evidence: append([]string{"torch " + d.Torch + " (deep check)"}, hitLines(hits)...)})
+			continue
+		}
+		if len(hits) > 0 && j.confirm(d.Interpreter, hits[0].Cause, hitLines(hits)) {
+			continue
+		}
 		if len(hits) > 0 {
 			h := hits[0]
 			j.add(Finding{ID: "deep_" + h.ID, Cause: h.Cause, Severity: SevError,
@@ -496,6 +505,22 @@ func (j *judge) ruleDeep() {
 			}
 		}
 	}
+}
+
+// confirm adds a deep-check error to the finding that already names the
+// same cause for the same interpreter; it reports whether there was one.
+func (j *judge) confirm(interp string, c Cause, lines []string) bool {
+	for i := range j.out {
+		f := &j.out[i]
+		if f.Cause != c || f.Severity != SevError || len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0], " in "+interp+" ") {
+			continue
+		}
+		for _, l := range lines {
+			f.Evidence = append(f.Evidence, "confirmed by the deep check: "+l)
+		}
+		return true
+	}
+	return false
 }
 
 func hitLines(hits []SignatureHit) []string {

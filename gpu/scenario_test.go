@@ -3,6 +3,7 @@ package gpu
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +60,7 @@ type machine struct {
 	run     fakeRunner
 	nvml    nvml.Interface
 	timeout time.Duration
+	deep    bool
 }
 
 func (m *machine) build(t *testing.T) string {
@@ -104,7 +106,7 @@ func (m *machine) probe(t *testing.T) *Facts {
 	}
 	return Probe(context.Background(), Options{
 		Root: root, Home: "/home/ada", Cwd: "/home/ada/project", Environ: m.env,
-		NVML: m.nvml, Runner: m.run, Timeout: to, GOOS: "linux", GOARCH: "amd64",
+		NVML: m.nvml, Runner: m.run, Timeout: to, GOOS: "linux", GOARCH: "amd64", Deep: m.deep,
 		Now: func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
 	})
 }
@@ -335,6 +337,22 @@ func scenarios() []scenario {
 				m.env["PATH"] = "/home/ada/project/.venv/bin:/home/ada/.local/bin:/usr/bin"
 				return m
 			}},
+		{name: "deep_h100_works", ready: true, top: "torch_wheel_advice", cause: CauseOther,
+			has: []string{"deep_gpu_works", "gpu_ok"},
+			machine: func() *machine {
+				m := baseMachine(mockNVML("580.95.05", 13000, h100)).withTorch(venvSite, "2.11.0+cu130", "13.0")
+				m.deep = true
+				m.run["/home/ada/project/.venv/bin/python -c DEEP"] = `GPUWIZARD_DEEP {"ran": true, "torch": "2.11.0+cu130", "torch_cuda": "13.0", "cuda_available": true, "device_count": 1, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"], "cudnn": "91701", "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "matmul_ok": true, "conv_ok": true}], "warnings": []}`
+				return m
+			}},
+		{name: "deep_rtx5090_no_kernel_image", top: "arch_not_in_torch_build", cause: CauseArchUnsupported,
+			machine: func() *machine {
+				m := baseMachine(mockNVML("580.95.05", 13000, rtx5090)).withTorch(venvSite, "2.5.1+cu124", "12.4")
+				m.deep = true
+				m.run["/home/ada/project/.venv/bin/python -c DEEP"] = "/usr/lib/python3/site-packages/torch/cuda/__init__.py:209: UserWarning: \n" +
+					`GPUWIZARD_DEEP {"ran": true, "torch": "2.5.1+cu124", "torch_cuda": "12.4", "cuda_available": true, "device_count": 1, "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], "cudnn": "90100", "devices": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0", "matmul_ok": false, "conv_ok": false, "error": "RuntimeError: CUDA error: no kernel image is available for execution on the device"}], "warnings": ["NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."]}`
+				return m
+			}},
 		{name: "wsl2_without_windows_driver", top: "wsl_no_windows_driver", cause: CauseWSLOrContainer,
 			machine: func() *machine {
 				m := baseMachine(failingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
@@ -380,6 +398,13 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", "golden", sc.name+".txt"), buf.Bytes())
+			// The facts double as saved-facts fixtures for the CLI's --facts.
+			f.Sources = stableSources(f.Sources)
+			js, err := json.MarshalIndent(f, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "facts", sc.name+".json"), append(js, '\n'))
 		})
 	}
 }
@@ -411,4 +436,91 @@ func golden(t *testing.T, path string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
+}
+
+// stableSources zeroes the timings so saved facts do not change run to run.
+func stableSources(in []SourceStatus) []SourceStatus {
+	out := make([]SourceStatus, len(in))
+	for i, s := range in {
+		s.Millis = 0
+		out[i] = s
+	}
+	return out
+}
+
+func TestProbeSurvivesHangsAndPanics(t *testing.T) {
+	nv := mockNVML("580.95.05", 13000, h100)
+	nv.InitFunc = func() nvml.Return {
+		time.Sleep(3 * time.Second) // a driver call that never comes back in time
+		return nvml.SUCCESS
+	}
+	m := baseMachine(nv)
+	m.files["/usr/local/cuda-12.4/bin/nvcc"] = ""
+	m.env["PATH"] = "/usr/local/cuda-12.4/bin:" + m.env["PATH"]
+	m.run["/usr/local/cuda-12.4/bin/nvcc --version"] = "hang"
+	m.timeout = 200 * time.Millisecond
+	start := time.Now()
+	f := m.probe(t)
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Fatalf("probe took %s with a 200ms timeout per source", d)
+	}
+	nvmlSt, _ := f.Source("nvml")
+	kits, _ := f.Source("cuda_toolkits")
+	if !nvmlSt.TimedOut || !kits.TimedOut {
+		t.Fatalf("want nvml and cuda_toolkits timed out, got %+v / %+v", nvmlSt, kits)
+	}
+	if py, _ := f.Source("python"); !py.OK {
+		t.Fatalf("python source should still answer: %+v", py)
+	}
+	r := Diagnose(f, mustMatrix(t))
+	if r.Ready {
+		t.Fatal("a machine whose NVML did not answer cannot be ready")
+	}
+
+	crash := mockNVML("580.95.05", 13000, h100)
+	crash.InitFunc = func() nvml.Return { panic("segfault in libnvidia-ml") }
+	f = baseMachine(crash).probe(t)
+	if f.NVML.Status != NVMLError || !strings.Contains(f.NVML.Error, "crashed") {
+		t.Fatalf("NVML panic: status %q error %q", f.NVML.Status, f.NVML.Error)
+	}
+	// A GPU whose getters panic (methods the mock lacks) still yields a GPU.
+	odd := mockNVML("580.95.05", 13000, h100)
+	odd.Devices[0].(*dgxa100.Device).GetNameFunc = nil
+	f = baseMachine(odd).probe(t)
+	if len(f.NVML.GPUs) != 1 || f.NVML.GPUs[0].CC != "9.0" {
+		t.Fatalf("GPUs = %+v", f.NVML.GPUs)
+	}
+}
+
+// FuzzProbeGarbage writes arbitrary bytes into the files the probes parse
+// and checks that probing and judging never panic.
+func FuzzProbeGarbage(f *testing.F) {
+	f.Add([]byte("__version__ = '2.1.0+cu121'\ncuda = '12.1'\n"))
+	f.Add([]byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05\n"))
+	f.Add([]byte{0xff, 0xfe, 0x00, '\n', '='})
+	f.Add([]byte("{\"cuda\": {\"version\": \"12.x\"}}"))
+	matrix, err := LoadMatrix()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := string(b)
+		m := baseMachine(mockNVML("580.95.05", 13000, h100)).withTorch(venvSite, "2.11.0+cu130", "13.0")
+		for _, p := range []string{"/proc/driver/nvidia/version", "/proc/modules", "/etc/os-release",
+			venvSite + "/torch/version.py", "/home/ada/project/.venv/pyvenv.cfg", "/usr/local/cuda/version.json",
+			"/usr/local/cuda/version.txt", "/sys/bus/pci/devices/0000:01:00.0/class", "/usr/include/cudnn_version.h"} {
+			m.files[p] = s
+		}
+		m.files["/usr/local/cuda/bin/nvcc"] = ""
+		m.run["/sbin/ldconfig -p"] = s
+		facts := m.probe(t)
+		r := Diagnose(facts, matrix)
+		if r.Verdict == "" {
+			t.Fatal("no verdict")
+		}
+		var buf bytes.Buffer
+		if err := r.WriteText(&buf, true); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

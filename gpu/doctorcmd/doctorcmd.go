@@ -146,8 +146,7 @@ func LoadFacts(path string) (*gpu.Facts, error) {
 		raw = *probe.Facts // a whole --json report
 	}
 	var f gpu.Facts
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&f); err != nil {
+	if err := json.Unmarshal(raw, &f); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(raw[:min(int(se.Offset), len(raw))], []byte("\n"))

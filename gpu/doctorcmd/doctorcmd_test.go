@@ -1,0 +1,133 @@
+package doctorcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+const (
+	readyFacts    = "../testdata/facts/h100_driver580_torch_cu130.json"
+	notReadyFacts = "../testdata/facts/gtx1080_torch_cu130.json"
+)
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string // in stderr
+	}{
+		{"ready", []string{"--facts", readyFacts}, ExitReady, ""},
+		{"not ready", []string{"--facts", notReadyFacts}, ExitNotReady, ""},
+		{"unknown flag", []string{"--nope"}, ExitUsage, "flag provided but not defined"},
+		{"extra argument", []string{"now"}, ExitUsage, `unexpected argument "now"`},
+		{"two formats", []string{"--json", "--markdown"}, ExitUsage, "choose one"},
+		{"deep with facts", []string{"--deep", "--facts", readyFacts}, ExitUsage, "cannot be combined"},
+		{"bad timeout", []string{"--timeout", "-1s"}, ExitUsage, "positive"},
+		{"missing facts file", []string{"--facts", "does-not-exist.json"}, ExitUsage, "does-not-exist.json"},
+		{"help", []string{"-h"}, ExitUsage, "Usage: gpuwizard doctor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.msg) {
+				t.Fatalf("stderr %q lacks %q", stderr, tt.msg)
+			}
+		})
+	}
+}
+
+func TestFormats(t *testing.T) {
+	_, out, _ := run(t, "--facts", notReadyFacts, "--json")
+	var rep struct {
+		Ready    *bool             `json:"ready"`
+		Findings []json.RawMessage `json:"findings"`
+		Facts    map[string]any    `json:"facts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json is not JSON: %v", err)
+	}
+	if rep.Ready == nil || *rep.Ready || len(rep.Findings) == 0 || rep.Facts["nvml"] == nil {
+		t.Fatalf("--json report incomplete: %s", out[:min(len(out), 300)])
+	}
+	_, md, _ := run(t, "--facts", notReadyFacts, "--markdown")
+	if !strings.HasPrefix(md, "## gpuwizard doctor") || !strings.Contains(md, "```sh") || !strings.Contains(md, "arch_not_in_torch_build") {
+		t.Fatalf("markdown: %s", md)
+	}
+	_, txt, _ := run(t, "--facts", notReadyFacts)
+	if strings.Contains(txt, "\x1b[") {
+		t.Fatal("colour codes when not on a terminal")
+	}
+	var col bytes.Buffer
+	Run(context.Background(), []string{"--facts", notReadyFacts}, Env{Stdout: &col, Stderr: &bytes.Buffer{}, Color: true})
+	if !strings.Contains(col.String(), "\x1b[1;31m") {
+		t.Fatal("no colour on a terminal")
+	}
+}
+
+func TestSaveAndReloadFacts(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "facts.json")
+	code1, out1, _ := run(t, "--facts", notReadyFacts, "--save", saved)
+	code2, out2, _ := run(t, "--facts", saved)
+	if code1 != code2 || out1 != out2 {
+		t.Fatalf("saved facts judge differently:\n%s\n---\n%s", out1, out2)
+	}
+	// A whole --json report is accepted as facts too.
+	_, js, _ := run(t, "--facts", notReadyFacts, "--json")
+	report := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(report, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "--facts", report); code != ExitNotReady {
+		t.Fatalf("report as facts: exit %d %s", code, stderr)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestBadFactsFiles(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct{ content, msg string }{
+		"syntax.json":    {"{\n  \"schema\": 1,\n  \"nvml\": {\n}", "line"},
+		"wrongtype.json": {`{"schema": 1, "nvml": {"gpus": "many"}}`, `field "nvml.gpus"`},
+		"noschema.json":  {`{"nvml": {}}`, "not a gpuwizard facts file"},
+		"future.json":    {`{"schema": 99}`, "newer than this gpuwizard"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := run(t, "--facts", p)
+		if code != ExitUsage || !strings.Contains(stderr, c.msg) || !strings.Contains(stderr, name) {
+			t.Errorf("%s: exit %d, stderr %q; want %q naming the file", name, code, stderr, c.msg)
+		}
+	}
+}
+
+func TestSaveRefusesUnwritablePlace(t *testing.T) {
+	code, _, stderr := run(t, "--facts", readyFacts, "--save", filepath.Join(t.TempDir(), "no", "such", "dir", "f.json"))
+	if code != ExitUsage || !strings.Contains(stderr, "saving") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
