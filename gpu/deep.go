@@ -66,8 +66,7 @@ func ParseDeepOutput(out string) (DeepResult, error) {
 	line, _, _ := strings.Cut(out[i+len(deepMarker):], "\n")
 	var raw struct {
 		DeepResult
-		TorchCUDA *string `json:"torch_cuda"`
-		Warnings  []string
+		TorchCUDA *string `json:"torch_cuda"` // null for CPU builds
 	}
 	if err := json.Unmarshal([]byte(line), &raw); err != nil {
 		return DeepResult{}, errors.Join(errors.New("gpu: deep check result is not JSON"), err)
@@ -76,6 +75,5 @@ func ParseDeepOutput(out string) (DeepResult, error) {
 	if raw.TorchCUDA != nil {
 		r.TorchCUDA = *raw.TorchCUDA
 	}
-	r.Warnings = raw.Warnings
 	return r, nil
 }

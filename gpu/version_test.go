@@ -106,12 +106,12 @@ func TestParsers(t *testing.T) {
 }
 
 func TestParseDeepOutput(t *testing.T) {
-	out := "some noise\nGPUWIZARD_DEEP {\"ran\": true, \"torch\": \"2.11.0+cu130\", \"torch_cuda\": \"13.0\", \"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_90\"], \"cudnn\": \"91701\", \"devices\": [{\"index\": 0, \"name\": \"NVIDIA H100\", \"compute_capability\": \"9.0\", \"matmul_ok\": true, \"conv_ok\": true}], \"warnings\": []}\n"
+	out := "some noise\nGPUWIZARD_DEEP {\"ran\": true, \"torch\": \"2.11.0+cu130\", \"torch_cuda\": \"13.0\", \"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_90\"], \"cudnn\": \"91701\", \"devices\": [{\"index\": 0, \"name\": \"NVIDIA H100\", \"compute_capability\": \"9.0\", \"matmul_ok\": true, \"conv_ok\": true}], \"warnings\": [\"slow\"]}\n"
 	r, err := ParseDeepOutput(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Ran || r.TorchCUDA != "13.0" || r.DeviceCount != 1 || len(r.Devices) != 1 || !r.Devices[0].ConvOK || r.Devices[0].CC != "9.0" {
+	if !r.Ran || r.TorchCUDA != "13.0" || r.DeviceCount != 1 || len(r.Devices) != 1 || !r.Devices[0].ConvOK || r.Devices[0].CC != "9.0" || len(r.Warnings) != 1 {
 		t.Fatalf("parsed %+v", r)
 	}
 	if _, err := ParseDeepOutput("Traceback (most recent call last):\n"); err == nil {
