@@ -63,7 +63,7 @@ type machine struct {
 	deep    bool
 }
 
-func (m *machine) build(t *testing.T) string {
+func (m *machine) build(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	for p, c := range m.files {
@@ -523,4 +523,21 @@ func FuzzProbeGarbage(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkProbeAndDiagnose measures the quick check on a fake workstation
+// (one GPU, two Python environments); bench/doctor.sh measures the binary
+// on the real machine against collect_env.
+func BenchmarkProbeAndDiagnose(b *testing.B) {
+	m := baseMachine(mockNVML("580.95.05", 13000, h100)).withTorch(venvSite, "2.11.0+cu130", "13.0")
+	root := m.build(b)
+	matrix := mustMatrix(b)
+	opts := Options{Root: root, Home: "/home/ada", Cwd: "/home/ada/project", Environ: m.env, NVML: m.nvml, Runner: m.run, GOOS: "linux", GOARCH: "amd64"}
+	b.ReportAllocs()
+	for b.Loop() {
+		f := Probe(context.Background(), opts)
+		if r := Diagnose(f, matrix); !r.Ready {
+			b.Fatal(r.Verdict)
+		}
+	}
 }

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/gpu"
+)
+
+func TestCheckViewShowsVerdictAndFindings(t *testing.T) {
+	test.NewTempApp(t)
+	rep := gpu.Report{Verdict: "Not ready: the driver is too old.", Findings: []gpu.Finding{
+		{ID: "driver_too_old_for_torch", Cause: gpu.CauseDriverTooOld, Severity: gpu.SevError, Title: "The driver is too old",
+			Evidence: []string{"driver 535"}, Fix: []gpu.Step{{Text: "Upgrade:", Command: "sudo ubuntu-drivers install"}}},
+		{ID: "gpu_ok", Severity: gpu.SevOK, Title: "GPU 0"},
+	}}
+	calls := 0
+	c := newCheckView(context.Background(), func(ctx context.Context) (gpu.Report, error) {
+		calls++
+		return rep, nil
+	})
+	w := test.NewTempWindow(t, c.content)
+	w.Resize(fyne.NewSize(800, 600))
+	c.run()
+	c.wg.Wait()
+	if c.verdict.Text != rep.Verdict || c.verdict.Importance != widget.DangerImportance {
+		t.Fatalf("verdict %q importance %v", c.verdict.Text, c.verdict.Importance)
+	}
+	if len(c.list.Objects) != 2 {
+		t.Fatalf("%d cards, want 2", len(c.list.Objects))
+	}
+	if c.rerun.Disabled() || c.progress.Visible() {
+		t.Fatal("re-run must be enabled and the spinner hidden after the check")
+	}
+	test.Tap(c.rerun)
+	c.wg.Wait()
+	if calls != 2 || len(c.list.Objects) != 2 {
+		t.Fatalf("re-run: %d calls, %d cards", calls, len(c.list.Objects))
+	}
+}
+
+func TestCheckViewShowsFailure(t *testing.T) {
+	test.NewTempApp(t)
+	c := newCheckView(context.Background(), func(ctx context.Context) (gpu.Report, error) {
+		return gpu.Report{}, errors.New("matrix broken")
+	})
+	test.NewTempWindow(t, c.content)
+	c.run()
+	c.wg.Wait()
+	if c.verdict.Text != "The check failed: matrix broken" || len(c.list.Objects) != 0 {
+		t.Fatalf("verdict %q, %d cards", c.verdict.Text, len(c.list.Objects))
+	}
+}
