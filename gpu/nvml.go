@@ -2,16 +2,12 @@ package gpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
-
-// ErrNVML wraps every NVML failure code.
-var ErrNVML = errors.New("gpu: nvml")
 
 // nvmlStatus names an NVML return code the way Facts records it.
 func nvmlStatus(r nvml.Return) string {

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -363,7 +362,7 @@ func pyAssigned(src, name string) bool {
 	return false
 }
 
-var buildInfoRE = regexp.MustCompile(`['"](cuda_version|cudnn_version|is_cuda_build|is_rocm_build)['"]\s*:\s*(?:'([^']*)'|"([^"]*)"|(True|False))`)
+var buildInfoRE = regexp.MustCompile(`['"](cuda_version|cudnn_version|is_cuda_build|is_rocm_build)['"]\s*[:,]\s*(?:'([^']*)'|"([^"]*)"|(True|False))`)
 
 // buildFacts reads a framework's CUDA build from its files.
 func (p *prober) buildFacts(env *PythonEnv, pk *Package) {
@@ -429,16 +428,4 @@ func (p *prober) torchCudnn(env *PythonEnv, pk *Package) string {
 		}
 	}
 	return ""
-}
-
-// readFirst reads up to n bytes of a file.
-func readFirst(path string, n int) []byte {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer fh.Close()
-	buf := make([]byte, n)
-	k, _ := fh.Read(buf)
-	return bytes.TrimRight(buf[:k], "\x00")
 }

@@ -353,6 +353,13 @@ func scenarios() []scenario {
 					`GPUWIZARD_DEEP {"ran": true, "torch": "2.5.1+cu124", "torch_cuda": "12.4", "cuda_available": true, "device_count": 1, "arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], "cudnn": "90100", "devices": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0", "matmul_ok": false, "conv_ok": false, "error": "RuntimeError: CUDA error: no kernel image is available for execution on the device"}], "warnings": ["NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."]}`
 				return m
 			}},
+		{name: "tensorflow_without_cuda_libs", top: "tf_gpu_libs_missing", cause: CauseTFGPULibs,
+			machine: func() *machine {
+				m := baseMachine(mockNVML("580.95.05", 13000, h100))
+				m.files[venvSite+"/tensorflow-2.15.1.dist-info/METADATA"] = "Name: tensorflow\n"
+				m.files[venvSite+"/tensorflow/python/platform/build_info.py"] = "import collections\nbuild_info = collections.OrderedDict([('cpu_compiler', '/usr/lib/llvm-17/bin/clang'), ('cuda_compute_capabilities', ['sm_50', 'sm_60', 'sm_70', 'sm_80', 'compute_90']), ('cuda_version', '12.2'), ('cudnn_version', '8'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', True)])\n"
+				return m
+			}},
 		{name: "wsl2_without_windows_driver", top: "wsl_no_windows_driver", cause: CauseWSLOrContainer,
 			machine: func() *machine {
 				m := baseMachine(failingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
