@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -20,6 +21,15 @@ import (
 
 // Checker runs the doctor; tests pass a fake.
 type Checker func(ctx context.Context) (gpu.Report, error)
+
+// PasteChecker diagnoses a report pasted from another machine.
+func PasteChecker(text string) (gpu.Report, error) {
+	m, err := gpu.LoadMatrix()
+	if err != nil {
+		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
+	}
+	return gpu.Diagnose(gpu.ParsePaste(text, time.Now()), m), nil
+}
 
 // LiveChecker probes this machine and judges it.
 func LiveChecker(ctx context.Context) (gpu.Report, error) {
@@ -36,6 +46,7 @@ func Run(ctx context.Context) error {
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("gpuwizard")
 	c := newCheckView(ctx, LiveChecker)
+	c.paste = PasteChecker
 	w.SetContent(c.content)
 	w.Resize(fyne.NewSize(960, 640))
 	c.run()
@@ -48,6 +59,9 @@ func Run(ctx context.Context) error {
 type checkView struct {
 	ctx      context.Context
 	check    Checker
+	paste    func(text string) (gpu.Report, error)
+	report   *widget.Entry // a report pasted from another machine
+	source   *widget.Label // what the findings below are about
 	verdict  *widget.Label
 	progress *widget.ProgressBarInfinite
 	list     *fyne.Container
@@ -63,13 +77,49 @@ func newCheckView(ctx context.Context, check Checker) *checkView {
 	c.verdict.Wrapping = fyne.TextWrapWord
 	c.progress = widget.NewProgressBarInfinite()
 	c.list = container.NewVBox()
-	c.rerun = widget.NewButtonWithIcon("Check again", theme.ViewRefreshIcon(), c.run)
-	top := container.NewVBox(title, c.verdict, c.progress)
+	c.rerun = widget.NewButtonWithIcon("Check this machine again", theme.ViewRefreshIcon(), c.run)
+	c.source = widget.NewLabel("This machine")
+	c.source.TextStyle = fyne.TextStyle{Italic: true}
+	c.report = widget.NewMultiLineEntry()
+	c.report.SetPlaceHolder("Paste what the other machine printed: python -m torch.utils.collect_env, nvidia-smi, nvcc --version, the yolo output or the error traceback…")
+	c.report.SetMinRowsVisible(5)
+	c.report.Wrapping = fyne.TextWrapBreak
+	diagnose := widget.NewButtonWithIcon("Diagnose the pasted report", theme.SearchIcon(), c.diagnosePaste)
+	pasteBox := widget.NewAccordion(widget.NewAccordionItem("Diagnose a report pasted from another machine",
+		container.NewBorder(nil, container.NewHBox(diagnose), nil, nil, c.report)))
+	top := container.NewVBox(title, pasteBox, c.source, c.verdict, c.progress)
 	c.content = container.NewBorder(top, container.NewHBox(c.rerun), nil, nil, container.NewVScroll(c.list))
 	return c
 }
 
+// diagnosePaste judges the pasted text with the same rules as this machine.
+func (c *checkView) diagnosePaste() {
+	text := c.report.Text
+	if strings.TrimSpace(text) == "" {
+		c.source.SetText("Pasted report")
+		c.verdict.SetText("Paste a report into the box first.")
+		c.verdict.Importance = widget.WarningImportance
+		c.verdict.Refresh()
+		return
+	}
+	paste := c.paste
+	if paste == nil {
+		paste = PasteChecker
+	}
+	c.rerun.Disable()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		rep, err := paste(text)
+		fyne.DoAndWait(func() {
+			c.show(rep, err)
+			c.source.SetText(fmt.Sprintf("Pasted report (%d lines)", strings.Count(text, "\n")+1))
+		})
+	}()
+}
+
 func (c *checkView) run() {
+	c.source.SetText("This machine")
 	c.rerun.Disable()
 	c.progress.Show()
 	c.progress.Start()

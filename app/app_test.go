@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -54,5 +55,27 @@ func TestCheckViewShowsFailure(t *testing.T) {
 	c.wg.Wait()
 	if c.verdict.Text != "The check failed: matrix broken" || len(c.list.Objects) != 0 {
 		t.Fatalf("verdict %q, %d cards", c.verdict.Text, len(c.list.Objects))
+	}
+}
+
+func TestCheckViewDiagnosesPastedReport(t *testing.T) {
+	test.NewTempApp(t)
+	c := newCheckView(context.Background(), func(ctx context.Context) (gpu.Report, error) { return gpu.Report{}, nil })
+	c.paste = PasteChecker
+	test.NewTempWindow(t, c.content)
+	test.Tap(c.report) // focus
+	c.report.SetText("Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\nValueError: Invalid CUDA 'device=0' requested.")
+	c.diagnosePaste()
+	c.wg.Wait()
+	if !strings.HasPrefix(c.verdict.Text, "Diagnosis: torch 2.1.0+cpu") || !strings.HasPrefix(c.source.Text, "Pasted report") {
+		t.Fatalf("verdict %q source %q", c.verdict.Text, c.source.Text)
+	}
+	if len(c.list.Objects) == 0 {
+		t.Fatal("no findings shown")
+	}
+	c.report.SetText("   ")
+	c.diagnosePaste()
+	if c.verdict.Text != "Paste a report into the box first." {
+		t.Fatalf("empty paste: %q", c.verdict.Text)
 	}
 }

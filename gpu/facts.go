@@ -23,6 +23,20 @@ type Facts struct {
 	Pythons     []PythonEnv    `json:"pythons"`
 	Deep        []DeepResult   `json:"deep,omitempty"`
 	Sources     []SourceStatus `json:"sources"`
+	Paste       *PasteFacts    `json:"paste,omitempty"` // what a pasted report said, when Origin is "paste"
+}
+
+// PasteFacts is what a pasted report adds to the facts: the error
+// signatures it holds, the lines that prove each fact, and the runtime
+// answers it quotes. Unknown stays unknown: nothing here is guessed.
+type PasteFacts struct {
+	Formats       []string            `json:"formats"`                  // recognised parts: "collect_env", "nvidia-smi", ...
+	Signatures    []SignatureHit      `json:"signatures"`               // known error texts, in the table's order
+	Quotes        map[string][]string `json:"quotes"`                   // fact kind ("torch", "driver", "gpu", ...) → report lines
+	CUDAAvailable *bool               `json:"cuda_available,omitempty"` // torch.cuda.is_available() as the report shows it
+	DeviceUsed    string              `json:"device_used,omitempty"`    // "cpu", "cuda:0": what Ultralytics said it used
+	ArchList      []string            `json:"arch_list,omitempty"`      // "The current PyTorch install supports ..."
+	Lines         int                 `json:"lines"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

@@ -105,7 +105,13 @@ func (f *Facts) Summary() string {
 	var b strings.Builder
 	b.WriteString("Facts\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "  %-14s %s\n", k, v) }
-	host := f.Host.OS + "/" + f.Host.Arch
+	host := f.Host.OS
+	if host == "" {
+		host = "unknown"
+	}
+	if f.Host.Arch != "" {
+		host += "/" + f.Host.Arch
+	}
 	if f.Host.DistroName != "" {
 		host += ", " + f.Host.DistroName
 	}

@@ -24,6 +24,10 @@ func (j *judge) add(fd Finding) { j.out = append(j.out, fd) }
 // no finding or a finding that says what to run to know more.
 func Diagnose(f *Facts, m *Matrix) Report {
 	j := &judge{f: f, m: m}
+	if f.Origin == "paste" {
+		f = fillFromNames(f, m)
+		j.f = f
+	}
 	j.visible = j.visibleGPUs()
 	j.computeAdvice()
 
@@ -40,8 +44,10 @@ func Diagnose(f *Facts, m *Matrix) Report {
 	j.ruleInstalls()
 	j.ruleToolkits()
 	j.ruleDeep()
+	j.judgePaste()
 	j.ruleAdvice()
 	j.ruleGPUsOK(driverOK)
+	j.quoteEvidence()
 
 	sortFindings(j.out)
 	r := Report{Findings: j.out, Facts: f}
@@ -51,6 +57,19 @@ func Diagnose(f *Facts, m *Matrix) Report {
 		r.Findings = []Finding{}
 	}
 	return r
+}
+
+// fillFromNames gives a report's GPUs the compute capability their names
+// imply, on a copy of the facts.
+func fillFromNames(f *Facts, m *Matrix) *Facts {
+	c := *f
+	c.NVML.GPUs = append([]GPU(nil), f.NVML.GPUs...)
+	for i := range c.NVML.GPUs {
+		if c.NVML.GPUs[i].CC == "" {
+			c.NVML.GPUs[i].CC = m.CCForName(c.NVML.GPUs[i].Name)
+		}
+	}
+	return &c
 }
 
 func hasSeverity(fs []Finding, s Severity) bool {
@@ -73,8 +92,17 @@ func (j *judge) verdict(ready bool) string {
 	}
 	for _, fd := range j.out {
 		if fd.Severity == SevError {
+			if j.f.Origin == "paste" {
+				return "Diagnosis: " + fd.Title + "."
+			}
 			return "Not ready: " + fd.Title + "."
 		}
+	}
+	if j.f.Origin == "paste" {
+		if len(j.out) > 0 && j.out[0].Severity == SevWarning {
+			return "Diagnosis: " + j.out[0].Title + "."
+		}
+		return "No problem found in the report; it may not show enough to decide."
 	}
 	if len(j.f.NVML.GPUs) == 0 && j.f.NVML.Status == "" {
 		return "Not ready: the GPU could not be checked."
@@ -167,6 +195,9 @@ func (j *judge) nvidiaPCI() []PCIDevice {
 }
 
 func (j *judge) hasGPUHardware() bool {
+	if j.f.Origin == "paste" {
+		return true // a report about GPU training comes from a machine with a GPU, unless it shows otherwise
+	}
 	return len(j.nvidiaPCI()) > 0 || len(j.f.NVML.GPUs) > 0 || j.f.Host.WSL == 2 && j.f.Host.WSLLibCUDA
 }
 
@@ -213,10 +244,13 @@ func (j *judge) computeAdvice() {
 
 // wheelFix is the fix that installs the advised wheel into env.
 func (j *judge) wheelFix(env PythonEnv) []Step {
-	if !j.adviceOK || !j.advice.OK {
-		return []Step{{Text: "Install a CUDA build of PyTorch that matches your driver and GPU; pick the command at https://pytorch.org/get-started/locally/ and use --index-url, not plain PyPI."}}
-	}
 	py := env.Interpreter
+	if env.Kind == "paste" {
+		py = "python"
+	}
+	if !j.adviceOK || !j.advice.OK {
+		return j.releaseFix(env, py)
+	}
 	steps := []Step{}
 	if env.Kind == "system" {
 		text := "The system Python is managed by the distribution (pip refuses to change it); install the GPU build in a virtual environment:"
@@ -230,6 +264,30 @@ func (j *judge) wheelFix(env PythonEnv) []Step {
 		Text:    fmt.Sprintf("Install torch %s built for %s, the newest official wheel that runs on every GPU here with this driver:", j.advice.Torch, j.advice.Variant),
 		Command: j.advice.PipCommand(py),
 	})
+	return steps
+}
+
+// releaseFix is the fix when the GPUs or the driver are unknown: the CUDA
+// wheels of the installed torch release, newest CUDA first, with the driver
+// each needs.
+func (j *judge) releaseFix(env PythonEnv, py string) []Step {
+	pk, _ := env.Package("torch")
+	r, ok := j.m.TorchRelease(pk.Version)
+	if !ok || len(r.Variants) == 0 {
+		return []Step{{Text: "Install a CUDA build of PyTorch that matches your driver and GPU; pick the command at https://pytorch.org/get-started/locally/ and use --index-url, not plain PyPI. See what the driver supports:", Command: "nvidia-smi"}}
+	}
+	steps := []Step{{Text: "See which CUDA the driver supports (\"CUDA Version\" in the header):", Command: "nvidia-smi"}}
+	for i, v := range r.Variants {
+		floor := j.m.FamilyFloor(MustVersion(v.CUDA).Major(), j.windows())
+		text := fmt.Sprintf("Then install torch %s built for %s (driver ≥ %s):", r.Version, v.Name, floor)
+		if i > 0 {
+			text = fmt.Sprintf("Or, with an older driver, for %s (driver ≥ %s):", v.Name, floor)
+		}
+		steps = append(steps, Step{Text: text, Command: fmt.Sprintf("%s -m pip install --force-reinstall torch==%s.* torchvision==%s.* --index-url https://download.pytorch.org/whl/%s", shellQuote(py), r.Version, r.TorchVision, v.Name)})
+		if i == 1 {
+			break
+		}
+	}
 	return steps
 }
 
@@ -278,6 +336,9 @@ func (j *judge) ruleDriver() bool {
 
 	switch nv.Status {
 	case NVMLOK:
+		if len(nv.GPUs) == 0 && f.Origin == "paste" {
+			return true // a truncated nvidia-smi table: the driver answered
+		}
 		if len(nv.GPUs) == 0 {
 			j.add(Finding{ID: "nvml_no_gpus", Cause: CauseDriverMissing, Severity: SevError,
 				Title:    "The NVIDIA driver is loaded but reports no GPU",

@@ -39,7 +39,7 @@ func buildEvidence(pk Package) string {
 func (j *judge) ruleFrameworks() {
 	gpuHW := j.hasGPUHardware()
 	for _, env := range j.f.Pythons {
-		inUse := len(env.Commands) > 0
+		inUse := len(env.Commands) > 0 || env.Kind == "paste"
 		for _, pk := range env.Packages {
 			if pk.Shadowed {
 				continue
@@ -150,6 +150,18 @@ func (j *judge) torchArchs(env PythonEnv, pk Package) (sass, ptx []string, src s
 			}
 			return sass, ptx, "torch.cuda.get_arch_list(): " + strings.Join(d.ArchList, " ")
 		}
+	}
+	if p := j.f.Paste; p != nil && len(p.ArchList) > 0 && env.Interpreter == PasteInterpreter {
+		for _, a := range p.ArchList {
+			if x := ArchFromSM(a); x != "" {
+				if strings.HasPrefix(a, "compute_") {
+					ptx = append(ptx, x)
+				} else {
+					sass = append(sass, x)
+				}
+			}
+		}
+		return sass, ptx, "the report: torch supports " + strings.Join(p.ArchList, " ")
 	}
 	r, v, ok := j.m.TorchVariant(pk.Version, pk.CUDA)
 	if !ok {
@@ -312,7 +324,23 @@ func (j *judge) ruleInstalls() {
 				copies = append(copies, pk)
 			}
 		}
-		if len(copies) > 1 {
+		if len(copies) > 1 && e.Kind == "paste" {
+			var ev []string
+			for _, c := range copies {
+				b := "build not shown"
+				switch {
+				case c.CPUOnly:
+					b = "CPU-only"
+				case c.CUDA != "":
+					b = "CUDA " + c.CUDA
+				}
+				ev = append(ev, fmt.Sprintf("torch %s (%s)", c.Version, b))
+			}
+			j.add(Finding{ID: "report_several_torch", Cause: CauseConflictingInstalls, Severity: SevWarning,
+				Title:    fmt.Sprintf("The report shows %d different torch installs; make sure the one you run is the CUDA build", len(copies)),
+				Evidence: ev,
+				Fix:      []Step{{Text: "In the environment you train in, check which torch runs:", Command: `python -c "import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)"`}}})
+		} else if len(copies) > 1 {
 			var ev []string
 			for i, c := range copies {
 				s := fmt.Sprintf("torch %s in %s", c.Version, c.Location)
@@ -553,6 +581,9 @@ func (j *judge) ruleAdvice() {
 	if e, ok := j.primaryPython(); ok {
 		py = e.Interpreter
 	}
+	if j.f.Origin == "paste" {
+		py = "python"
+	}
 	j.add(Finding{ID: "torch_wheel_advice", Cause: CauseOther, Severity: SevInfo,
 		Title:    fmt.Sprintf("The PyTorch for this machine: torch %s built for %s (index %s)", j.advice.Torch, j.advice.Variant, j.advice.IndexURL),
 		Evidence: ev,
@@ -560,8 +591,8 @@ func (j *judge) ruleAdvice() {
 }
 
 func (j *judge) ruleGPUsOK(driverOK bool) {
-	if !driverOK {
-		return
+	if !driverOK || j.f.Origin == "paste" {
+		return // a report cannot prove a GPU works
 	}
 	for _, g := range j.visible {
 		mem := ""

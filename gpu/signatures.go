@@ -58,6 +58,14 @@ var signatures = []Signature{
 		`(?i)invalid device ordinal`),
 	sig("no_cuda_gpus", CauseDeviceSelection, "CUDA sees no GPU",
 		`(?i)No CUDA GPUs are available|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE`),
+	sig("secure_boot_key_rejected", CauseDriverMissing, "Secure Boot refuses the unsigned NVIDIA kernel module",
+		`(?i)could not insert 'nvidia[^']*': Key was rejected by service|Required key not available`),
+	sig("module_not_found", CauseDriverMissing, "the NVIDIA kernel module is not built for the running kernel",
+		`(?i)modprobe: FATAL: Module nvidia not found`),
+	sig("container_cuda_requirement", CauseWSLOrContainer, "the container image needs a newer CUDA than the host driver",
+		`(?i)unsatisfied condition: cuda\s*>=\s*[0-9.]+`),
+	sig("wsl_libcuda_missing", CauseWSLOrContainer, "libcuda.so cannot be found (on WSL it lives in /usr/lib/wsl/lib)",
+		`(?i)libcuda\.so: cannot open shared object file`),
 }
 
 // ClassifyText finds the known error signatures in a text, in the order of
@@ -83,8 +91,78 @@ func lineAt(text string, i int) string {
 		end++
 	}
 	line := text[start:end]
-	if len(line) > 300 {
-		line = line[:300] + "…"
+	if len(line) > 240 {
+		line = line[:240] + "…"
 	}
 	return line
+}
+
+// Commands that tell what a report left unknown.
+const (
+	nextTorch = `python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.get_arch_list())"`
+	nextSMI   = "nvidia-smi"
+	nextFull  = "gpuwizard doctor --markdown"
+)
+
+// signatureFix is the fix for an error text seen in a report, with the
+// commands to run next where the report does not say enough to decide.
+func signatureFix(id string) []Step {
+	switch id {
+	case "driver_too_old_for_torch", "cuda_driver_insufficient", "ptx_too_new":
+		return []Step{
+			{Text: "Upgrade the NVIDIA driver (Ubuntu: ubuntu-drivers; elsewhere https://www.nvidia.com/Download/index.aspx), or install a PyTorch built for an older CUDA. See what the driver supports and what torch was built for:", Command: nextSMI},
+			{Command: nextTorch}}
+	case "no_kernel_image", "sm_not_compatible":
+		return []Step{
+			{Text: "Install a PyTorch build that has kernels for this GPU (https://pytorch.org/get-started/locally/, with --index-url). To see the GPU's architecture and the build's list:", Command: `python -c "import torch; print(torch.cuda.get_device_capability(0), torch.cuda.get_arch_list())"`}}
+	case "torch_not_compiled_with_cuda":
+		return []Step{
+			{Text: "Replace the CPU-only torch with a CUDA build from the PyTorch index (pip's default on Windows is CPU-only):", Command: "pip install --force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/cu126"},
+			{Text: "To pick the right CUDA build for your driver and GPU, run on that machine:", Command: "gpuwizard doctor"}}
+	case "no_nvidia_driver", "nvidia_smi_failed":
+		return []Step{
+			{Text: "The driver is missing or its kernel module is not loaded. Check the module and why it fails to load:", Command: "lsmod | grep -E 'nvidia|nouveau'; sudo dmesg | grep -iE 'nvidia|NVRM' | tail -20"},
+			{Text: "On Ubuntu, (re)install the recommended driver and restart:", Command: "sudo ubuntu-drivers install && sudo reboot"},
+			{Text: "If Secure Boot is on, the module must be signed (or Secure Boot turned off):", Command: "mokutil --sb-state"}}
+	case "secure_boot_key_rejected":
+		return []Step{
+			{Text: "Enroll the key DKMS signs modules with, restart, and accept it in the MOK screen:", Command: "sudo mokutil --import /var/lib/dkms/mok.pub && sudo reboot"},
+			{Text: "Or turn Secure Boot off in the firmware settings."}}
+	case "module_not_found":
+		return []Step{{Text: "Build the module for the running kernel, then restart:", Command: "sudo apt-get install -y linux-headers-$(uname -r) && sudo dkms autoinstall && sudo reboot"}}
+	case "rm_mismatch":
+		return []Step{{Text: "The driver was upgraded while the old kernel module is loaded. Restart:", Command: "sudo reboot"}}
+	case "cuda_oom":
+		return []Step{
+			{Text: "Lower the batch size (or image size) until it fits; see what else holds GPU memory:", Command: "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"},
+			{Text: "Fragmentation helps too:", Command: "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"}}
+	case "cudnn_status":
+		return []Step{
+			{Text: "CUDNN_STATUS_NOT_INITIALIZED is most often the GPU out of memory when cuDNN starts; check free memory while it fails:", Command: nextSMI},
+			{Text: "If memory is free, a second cuDNN on the library path shadows torch's own; look for it:", Command: `echo $LD_LIBRARY_PATH; ldconfig -p | grep libcudnn`}}
+	case "cudnn_load":
+		return []Step{
+			{Text: "The cuDNN the program was built for is not on the library path. With pip, install the matching wheel (nvidia-cudnn-cu11 for cuDNN 8 on CUDA 11, nvidia-cudnn-cu12 for cuDNN 9), or reinstall the framework so pip brings it; see which cuDNN is installed:", Command: "ldconfig -p | grep libcudnn; pip list | grep -i cudnn"}}
+	case "tf_dlopen":
+		return []Step{
+			{Text: "Install TensorFlow with the CUDA libraries it was built for (Linux and WSL 2):", Command: `pip install "tensorflow[and-cuda]"`},
+			{Text: "Check what TensorFlow expects:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.sysconfig.get_build_info())"`}}
+	case "device_mismatch":
+		return []Step{{Text: "Move the model and every input to the same device before the forward pass: device = torch.device(\"cuda\"); model.to(device); x = x.to(device); y = y.to(device). Tensors created inside forward need device=x.device."}}
+	case "invalid_cuda_device", "no_cuda_gpus":
+		return []Step{{Text: "PyTorch sees no GPU. Find out why (CPU-only build, driver, CUDA_VISIBLE_DEVICES):", Command: nextTorch}, {Command: nextSMI}}
+	case "invalid_device_ordinal":
+		return []Step{
+			{Text: "The program asks for a GPU index that does not exist (GPUs are numbered from 0, and CUDA_VISIBLE_DEVICES renumbers them). List the GPUs:", Command: "nvidia-smi -L"},
+			{Text: "Then use cuda:0 (or an index below the count), or unset CUDA_VISIBLE_DEVICES:", Command: "unset CUDA_VISIBLE_DEVICES"}}
+	case "container_cuda_requirement":
+		return []Step{
+			{Text: "Upgrade the host's NVIDIA driver, or use an image built for an older CUDA; see the host's driver:", Command: nextSMI},
+			{Text: "Only if you know the image runs on this driver, skip the check:", Command: "docker run -e NVIDIA_DISABLE_REQUIRE=true ..."}}
+	case "wsl_libcuda_missing":
+		return []Step{
+			{Text: "On WSL 2, libcuda comes from the Windows driver in /usr/lib/wsl/lib; put it on the library path:", Command: "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH"},
+			{Text: "On native Linux, reinstall the NVIDIA driver's libraries; check what the loader sees:", Command: "ldconfig -p | grep libcuda"}}
+	}
+	return []Step{{Text: "Run the full check on that machine:", Command: nextFull}}
 }

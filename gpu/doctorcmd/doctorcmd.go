@@ -39,6 +39,7 @@ const usage = `Usage: gpuwizard doctor [flags]
 Checks whether this machine can train on its NVIDIA GPU: the GPU, kernel
 module, driver, CUDA, cuDNN, the Python frameworks and the interpreter you
 run. Every problem comes with its evidence and the command that fixes it.
+With --from it diagnoses a report pasted from another machine instead.
 
 Flags:
 `
@@ -54,6 +55,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		deep       = fs.Bool("deep", false, "also run a real matmul and conv2d on every GPU through each Python with torch (slower)")
 		save       = fs.String("save", "", "write the facts as JSON to `FILE` (diagnose them later with --facts)")
 		factsFile  = fs.String("facts", "", "diagnose saved facts from `FILE` instead of this machine")
+		fromFile   = fs.String("from", "", "diagnose a report pasted from another machine, read from `FILE` (- for standard input): collect_env, nvidia-smi, nvcc, Ultralytics or TensorFlow output, a traceback")
 		timeout    = fs.Duration("timeout", 3*time.Second, "time limit for each probe source")
 		deepTO     = fs.Duration("deep-timeout", 90*time.Second, "time limit for each interpreter's deep check")
 	)
@@ -76,6 +78,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "doctor: choose one of --json and --markdown")
 		return ExitUsage
 	}
+	if *fromFile != "" && (*factsFile != "" || *deep) {
+		fmt.Fprintln(env.Stderr, "doctor: --from reads a report from another machine; it cannot be combined with --facts or --deep")
+		return ExitUsage
+	}
 	if *factsFile != "" && *deep {
 		fmt.Fprintln(env.Stderr, "doctor: --deep checks this machine; it cannot be combined with --facts")
 		return ExitUsage
@@ -90,7 +96,18 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	var facts *gpu.Facts
-	if *factsFile != "" {
+	if *fromFile != "" {
+		text, err := readReport(*fromFile, env.Stdin)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "doctor:", err)
+			return ExitUsage
+		}
+		now := time.Now
+		if env.Options.Now != nil {
+			now = env.Options.Now
+		}
+		facts = gpu.ParsePaste(text, now())
+	} else if *factsFile != "" {
 		facts, err = LoadFacts(*factsFile)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "doctor:", err)
@@ -130,6 +147,38 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitReady
 	}
 	return ExitNotReady
+}
+
+// MaxReport is the largest report --from reads.
+const MaxReport = 8 << 20
+
+// readReport reads a pasted report from a file or, for "-", from stdin.
+func readReport(path string, stdin io.Reader) (string, error) {
+	var r io.Reader
+	if path == "-" {
+		if stdin == nil {
+			return "", errors.New("--from -: no standard input")
+		}
+		r = stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("reading the report: %w", err)
+		}
+		defer fh.Close()
+		r = fh
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxReport+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the report %s: %w", path, err)
+	}
+	if len(b) > MaxReport {
+		return "", fmt.Errorf("the report %s is larger than %d MiB: paste only the error and the version output", path, MaxReport>>20)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "", fmt.Errorf("the report %s is empty", path)
+	}
+	return string(b), nil
 }
 
 // LoadFacts reads facts saved with --save (or the "facts" of a --json report).

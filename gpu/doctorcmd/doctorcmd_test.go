@@ -131,3 +131,48 @@ func TestSaveRefusesUnwritablePlace(t *testing.T) {
 		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
 }
+
+func TestFromReport(t *testing.T) {
+	report := "Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\n" +
+		"ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s)\n"
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"--from", "-", "--json"}, Env{Stdin: strings.NewReader(report), Stdout: &out, Stderr: &errb})
+	if code != ExitNotReady {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Findings []struct {
+			ID, Cause string
+			Evidence  []string
+		}
+		Facts struct {
+			Origin string
+			Paste  struct{ Signatures []struct{ ID string } }
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Facts.Origin != "paste" || len(rep.Findings) == 0 || rep.Findings[0].Cause != "cpu_only_build" {
+		t.Fatalf("report: %+v", rep)
+	}
+	if !strings.Contains(strings.Join(rep.Findings[0].Evidence, "\n"), "Invalid CUDA 'device=0'") {
+		t.Fatalf("the symptom should be evidence of the root cause: %q", rep.Findings[0].Evidence)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "paste.txt")
+	if err := os.WriteFile(p, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, md, _ := run(t, "--from", p, "--markdown")
+	if code != ExitNotReady || !strings.Contains(md, "cpu_only_build") {
+		t.Fatalf("--from FILE --markdown: exit %d\n%s", code, md)
+	}
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte(" \n"), 0o644)
+	for _, args := range [][]string{{"--from", empty}, {"--from", filepath.Join(dir, "missing.txt")}, {"--from", p, "--deep"}, {"--from", p, "--facts", readyFacts}} {
+		if code, _, stderr := run(t, args...); code != ExitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
