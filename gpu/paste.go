@@ -63,6 +63,19 @@ var (
 	replValueRE   = regexp.MustCompile(`^'?([0-9][0-9A-Za-z.+]*|True|False|None)'?\s*$`)
 )
 
+// maxLine is how much of one line the line recognisers read.
+const maxLine = 4096
+
+// condaStart is a cheap test before the conda list regexp.
+func condaStart(s string) bool {
+	for _, p := range []string{"[conda]", "pytorch", "torchvision", "cudatoolkit", "cudnn", "tensorflow"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // pasteParser holds the state of one ParsePaste call.
 type pasteParser struct {
 	f       *Facts
@@ -119,12 +132,32 @@ func (pp *pasteParser) quote(kind, line string) {
 func clean(raw string) (string, bool) {
 	s := strings.TrimRight(raw, " \t")
 	s = strings.TrimLeft(s, " \t")
-	s = quoteRE.ReplaceAllString(s, "")
+	if strings.HasPrefix(s, ">") {
+		s = quoteRE.ReplaceAllString(s, "")
+	}
 	if strings.HasPrefix(s, "```") || strings.HasPrefix(s, "~~~") {
 		return "", false
 	}
-	s = promptRE.ReplaceAllString(s, "")
+	if mayHavePrompt(s) {
+		s = promptRE.ReplaceAllString(s, "")
+	}
 	return strings.TrimSpace(s), s != ""
+}
+
+// mayHavePrompt is a cheap test before the prompt regexp.
+func mayHavePrompt(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '$', '#', '>', '.', '(', 'P':
+		return true
+	}
+	if len(s) > 2 && s[1] == ':' {
+		return true
+	}
+	head := s[:min(len(s), 120)]
+	return strings.Contains(head, "@") && strings.Contains(head, ":")
 }
 
 // setPackage records a package the report names. The same package with
@@ -206,8 +239,11 @@ func (pp *pasteParser) gpu(name, cc, line string) *GPU {
 }
 
 func (pp *pasteParser) line(raw string) {
-	if windowsPathRE.MatchString(raw) {
+	if strings.Contains(raw, ":\\") && windowsPathRE.MatchString(raw) {
 		pp.f.Host.OS = "windows"
+	}
+	if len(raw) > maxLine {
+		raw = raw[:maxLine] // line recognisers need no more; signatures see the whole text
 	}
 	s, ok := clean(raw)
 	if !ok {
@@ -262,7 +298,12 @@ func (pp *pasteParser) line(raw string) {
 		f.Host.OS, f.Host.WSL = "linux", 2
 		pp.quote("os", s)
 	}
+	has := func(sub string) bool { return strings.Contains(s, sub) }
+	ce := strings.Contains(s, ": ") || strings.HasSuffix(s, ":")
+	pipe := strings.HasPrefix(s, "|")
 	switch {
+	case !ce && !pipe && !has("NVIDIA-SMI") && !has("release") && !has("NVRM") && !strings.HasPrefix(s, "nvidia/"):
+		// none of the line formats below
 	case ceTorchRE.MatchString(s):
 		pp.formats["collect_env"] = true
 		pp.torch(ceTorchRE.FindStringSubmatch(s)[1], s)
@@ -380,7 +421,12 @@ func (pp *pasteParser) line(raw string) {
 		pp.quote("driver", s)
 	}
 	// Recognisers that may share a line with the ones above.
-	if m := bannerRE.FindStringSubmatch(s); m != nil {
+	if !has("torch") && !has("==") && !has("tensorflow") && !has("CUDA") && !has("-packages") &&
+		!has("name:") && !has("MiB") && !has("GiB") && !has("nouveau") && !has("dso_loader") &&
+		!has("too old") && !condaStart(s) && len(strings.Fields(s)) != 2 {
+		return
+	}
+	if m := bannerRE.FindStringSubmatch(s); has("Python-") && m != nil {
 		pp.formats["ultralytics"] = true
 		pp.env.Version = MajorMinor(m[1])
 		pp.torch(m[2], s)

@@ -201,3 +201,20 @@ func TestPasteSpeedOnLargeInput(t *testing.T) {
 		fuzzBudget(t, len(s), start)
 	}
 }
+
+// BenchmarkParsePaste100KB: the rule is ≤ 100 ms per 100 KB of report.
+func BenchmarkParsePaste100KB(b *testing.B) {
+	var sb strings.Builder
+	for _, r := range loadReports(b) {
+		sb.WriteString(r.text)
+	}
+	unit := sb.String()
+	text := strings.Repeat(unit, 100_000/len(unit)+1)[:100_000]
+	matrix := mustMatrix(b)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	now := time.Now()
+	for b.Loop() {
+		Diagnose(ParsePaste(text, now), matrix)
+	}
+}

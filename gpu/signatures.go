@@ -1,13 +1,17 @@
 package gpu
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Signature is a known error text and the cause behind it.
 type Signature struct {
-	ID    string
-	Cause Cause
-	Title string
-	re    *regexp.Regexp
+	ID      string
+	Cause   Cause
+	Title   string
+	re      *regexp.Regexp
+	needles []string // lower-case words one of which any match contains: a cheap test first
 }
 
 // SignatureHit is a signature found in a text, with the line that matched.
@@ -19,7 +23,32 @@ type SignatureHit struct {
 }
 
 func sig(id string, c Cause, title, pattern string) Signature {
-	return Signature{ID: id, Cause: c, Title: title, re: regexp.MustCompile(pattern)}
+	return Signature{ID: id, Cause: c, Title: title, re: regexp.MustCompile(pattern), needles: needles[id]}
+}
+
+// needles are literal words every match of a signature contains.
+var needles = map[string][]string{
+	"driver_too_old_for_torch":     {"too old"},
+	"cuda_driver_insufficient":     {"insufficient"},
+	"ptx_too_new":                  {"ptx"},
+	"no_kernel_image":              {"kernel image"},
+	"sm_not_compatible":            {"not compatible"},
+	"torch_not_compiled_with_cuda": {"not compiled"},
+	"no_nvidia_driver":             {"no nvidia driver"},
+	"nvidia_smi_failed":            {"nvidia-smi has failed"},
+	"rm_mismatch":                  {"version mismatch"},
+	"cuda_oom":                     {"out of memory", "outofmemory", "out_of_memory", "memoryallocation"},
+	"cudnn_status":                 {"cudnn_status"},
+	"cudnn_load":                   {"libcudnn"},
+	"tf_dlopen":                    {"dynamic library", "cannot dlopen"},
+	"device_mismatch":              {"same device"},
+	"invalid_cuda_device":          {"invalid cuda"},
+	"invalid_device_ordinal":       {"device ordinal"},
+	"no_cuda_gpus":                 {"no cuda", "cuda-capable", "no_device"},
+	"secure_boot_key_rejected":     {"key was rejected", "required key"},
+	"module_not_found":             {"module nvidia not found"},
+	"container_cuda_requirement":   {"unsatisfied condition"},
+	"wsl_libcuda_missing":          {"libcuda.so:"},
 }
 
 // signatures are the error texts users meet, most specific first.
@@ -72,7 +101,11 @@ var signatures = []Signature{
 // the signature table, each with the first line that matched.
 func ClassifyText(text string) []SignatureHit {
 	var hits []SignatureHit
+	lower := strings.ToLower(text)
 	for _, s := range signatures {
+		if !containsAny(lower, s.needles) {
+			continue
+		}
 		loc := s.re.FindStringIndex(text)
 		if loc == nil {
 			continue
@@ -80,6 +113,18 @@ func ClassifyText(text string) []SignatureHit {
 		hits = append(hits, SignatureHit{ID: s.ID, Cause: s.Cause, Title: s.Title, Line: lineAt(text, loc[0])})
 	}
 	return hits
+}
+
+func containsAny(s string, subs []string) bool {
+	if len(subs) == 0 {
+		return true
+	}
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func lineAt(text string, i int) string {
