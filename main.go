@@ -12,17 +12,25 @@ import (
 	"syscall"
 
 	"gpuwizard/app"
+	"gpuwizard/gpu"
 	"gpuwizard/gpu/doctorcmd"
+	"gpuwizard/trainer"
+	"gpuwizard/trainer/traincmd"
 )
 
 const usage = `gpuwizard: make deep-learning training use your NVIDIA GPU.
 
 Usage:
-  gpuwizard              open the wizard window
-  gpuwizard doctor       check this machine's GPU, driver, CUDA and frameworks
-  gpuwizard help         show this help
+  gpuwizard                  open the wizard window
+  gpuwizard doctor           check this machine's GPU, driver, CUDA and frameworks
+  gpuwizard doctor --from F  diagnose a report pasted from another machine
+  gpuwizard train            train a classifier (the built-in dataset by default)
+  gpuwizard predict          classify images with a trained model
+  gpuwizard lint PATH        check a dataset (folders, IDX, CIFAR-10, YOLO, COCO)
+  gpuwizard bench            training speed on random data, in PyTorch's format
+  gpuwizard help             show this help
 
-Run "gpuwizard doctor -h" for the doctor's flags.
+Run "gpuwizard COMMAND -h" for a command's flags.
 `
 
 func main() {
@@ -39,17 +47,36 @@ func run(ctx context.Context, args []string) int {
 		}
 		return 0
 	}
+	tenv := traincmd.Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Probe: probeGPU}
 	switch args[0] {
 	case "doctor":
 		return doctorcmd.Run(ctx, args[1:], doctorcmd.Env{
 			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Color: isTerminal(os.Stdout),
 		})
+	case "train":
+		return traincmd.Train(ctx, args[1:], tenv)
+	case "predict":
+		return traincmd.Predict(ctx, args[1:], tenv)
+	case "bench":
+		return traincmd.Bench(ctx, args[1:], tenv)
+	case "lint":
+		return traincmd.Lint(ctx, args[1:], tenv)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "gpuwizard: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// probeGPU asks the doctor whether a GPU is usable for gpuwizard's trainer.
+func probeGPU(ctx context.Context) trainer.DeviceStatus {
+	m, err := gpu.LoadMatrix()
+	if err != nil {
+		return trainer.DeviceStatus{Reason: err.Error()}
+	}
+	ok, name, reason := gpu.Diagnose(gpu.Probe(ctx, gpu.Options{}), m).DriverReady()
+	return trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
 }
 
 // isTerminal reports whether f is a character device that shows colour.

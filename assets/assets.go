@@ -2,7 +2,7 @@
 // matrix, the deep-check script, the defaults and the icon.
 package assets
 
-import _ "embed"
+import "embed"
 
 // CompatYAML is the compatibility matrix the doctor judges against.
 //
@@ -18,3 +18,14 @@ var DeepCheckPy string
 //
 //go:embed icon.png
 var Icon []byte
+
+// MNIST holds the built-in dataset: an MNIST subset as gzipped IDX files
+// (see mnist/NOTICE.md for its origin and licence).
+//
+//go:embed mnist/*.gz mnist/NOTICE.md
+var MNIST embed.FS
+
+// DefaultsYAML is the training configuration under --config and flags.
+//
+//go:embed defaults.yaml
+var DefaultsYAML []byte

@@ -108,3 +108,26 @@ func findingRank(f Finding) int {
 	}
 	return f.Cause.rank()
 }
+
+// DriverReady says whether a program of its own (gpuwizard's trainer, which
+// needs only the driver, not a Python framework) could use a GPU: the driver
+// answers and CUDA would see a GPU. When not, reason is the doctor's most
+// important finding about the driver layer.
+func (r Report) DriverReady() (ready bool, gpuName, reason string) {
+	f := r.Facts
+	for _, fd := range r.Findings {
+		if fd.Severity != SevError {
+			continue
+		}
+		switch fd.Cause {
+		case CauseDriverMissing, CauseWSLOrContainer, CauseDeviceSelection, CauseOther:
+			if fd.ID != "deep_gpu_wrong_result" {
+				return false, "", fd.Title + " (gpuwizard doctor: " + fd.ID + ")"
+			}
+		}
+	}
+	if f == nil || f.NVML.Status != NVMLOK || len(f.NVML.GPUs) == 0 {
+		return false, "", "no GPU answered through NVML (run gpuwizard doctor)"
+	}
+	return true, f.NVML.GPUs[0].Name, ""
+}

@@ -1,0 +1,138 @@
+// Package trainer trains image classifiers: it loads a dataset, builds the
+// model as a gorgonia graph, runs the training loop on the chosen device,
+// writes checkpoints and results, and reports progress as events.
+package trainer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"gpuwizard/assets"
+	"gpuwizard/trainer/model"
+)
+
+// ErrConfig is returned (wrapped) for invalid settings; the message names
+// the field.
+var ErrConfig = errors.New("trainer: config")
+
+// Config is everything a training run needs. Its YAML form is what
+// --config files hold and what args.yaml records.
+type Config struct {
+	Data         string  `yaml:"data"`
+	Model        string  `yaml:"model"`
+	Epochs       int     `yaml:"epochs"`
+	Batch        int     `yaml:"batch"`
+	LR           float64 `yaml:"lr"`
+	Optimizer    string  `yaml:"optimizer"`
+	Momentum     float64 `yaml:"momentum"`
+	WeightDecay  float64 `yaml:"weight_decay"`
+	Schedule     string  `yaml:"schedule"`
+	WarmupEpochs float64 `yaml:"warmup_epochs"`
+	StepEvery    int     `yaml:"step_every"`
+	Gamma        float64 `yaml:"gamma"`
+	ImageSize    int     `yaml:"image_size"`
+	Grey         bool    `yaml:"grey"`
+	ValSplit     float64 `yaml:"val_split"`
+	Seed         int64   `yaml:"seed"`
+	Patience     int     `yaml:"patience"`
+	Device       string  `yaml:"device"`
+	Threads      int     `yaml:"threads"`
+	Project      string  `yaml:"project"`
+	Name         string  `yaml:"name"`
+}
+
+// Defaults returns the embedded defaults (assets/defaults.yaml).
+func Defaults() Config {
+	var c Config
+	if err := decodeStrict(assets.DefaultsYAML, &c); err != nil {
+		panic("trainer: embedded defaults.yaml is invalid: " + err.Error()) // a build defect, caught by tests
+	}
+	return c
+}
+
+func decodeStrict(b []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && err.Error() != "EOF" {
+		return err
+	}
+	return nil
+}
+
+// LoadConfigFile reads a YAML run configuration over base. Unknown keys and
+// wrong types are errors naming the file and line.
+func LoadConfigFile(path string, base Config) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c := base
+	if err := decodeStrict(b, &c); err != nil {
+		return base, fmt.Errorf("%w: %s: %s", ErrConfig, path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return c, nil
+}
+
+// YAML returns the configuration as YAML (args.yaml).
+func (c Config) YAML() []byte {
+	b, _ := yaml.Marshal(c)
+	return b
+}
+
+// Validate checks every field and names the first wrong one with its fix.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Model != "auto" && !contains(model.Kinds, c.Model):
+		return bad("model", "%q is not auto, mlp, lenet or cnn", c.Model)
+	case c.Epochs < 1 || c.Epochs > 10000:
+		return bad("epochs", "%d: must be 1 to 10000", c.Epochs)
+	case c.Batch < 1 || c.Batch > 4096:
+		return bad("batch", "%d: must be 1 to 4096 (64 is a good start)", c.Batch)
+	case !(c.LR > 0) || c.LR > 10:
+		return bad("lr", "%g: the learning rate must be above 0 and at most 10 (Adam: 0.001, SGD: 0.01-0.1)", c.LR)
+	case c.Optimizer != "adam" && c.Optimizer != "sgd":
+		return bad("optimizer", "%q is not adam or sgd", c.Optimizer)
+	case c.Momentum < 0 || c.Momentum >= 1:
+		return bad("momentum", "%g: must be 0 or more and below 1", c.Momentum)
+	case c.WeightDecay < 0 || c.WeightDecay > 1:
+		return bad("weight_decay", "%g: must be 0 to 1", c.WeightDecay)
+	case c.Schedule != "constant" && c.Schedule != "step" && c.Schedule != "cosine":
+		return bad("schedule", "%q is not constant, step or cosine", c.Schedule)
+	case c.WarmupEpochs < 0 || c.WarmupEpochs > float64(c.Epochs):
+		return bad("warmup_epochs", "%g: must be 0 to the number of epochs (%d)", c.WarmupEpochs, c.Epochs)
+	case c.Schedule == "step" && (c.StepEvery < 1 || !(c.Gamma > 0) || c.Gamma > 1):
+		return bad("step_every/gamma", "the step schedule needs step_every ≥ 1 and 0 < gamma ≤ 1")
+	case c.ImageSize != 0 && (c.ImageSize < 8 || c.ImageSize > 256):
+		return bad("image_size", "%d: must be 0 (the dataset's own) or 8 to 256", c.ImageSize)
+	case !(c.ValSplit > 0) || c.ValSplit >= 1:
+		return bad("val_split", "%g: must be above 0 and below 1 (0.1 keeps 10%% for validation)", c.ValSplit)
+	case c.Patience < 0:
+		return bad("patience", "%d: must be 0 (off) or more", c.Patience)
+	case c.Device != "auto" && c.Device != "cpu" && c.Device != "cuda" && !strings.HasPrefix(c.Device, "cuda:"):
+		return bad("device", "%q is not auto, cpu or cuda[:N]", c.Device)
+	case c.Threads < 0 || c.Threads > 1024:
+		return bad("threads", "%d: must be 0 (all) to 1024", c.Threads)
+	case c.Project == "":
+		return bad("project", "empty: name the folder for runs (runs)")
+	case strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == "..":
+		return bad("name", "%q: a run name cannot contain a path", c.Name)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,247 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"image"
+	_ "image/gif"  // register GIF
+	_ "image/jpeg" // register JPEG
+	_ "image/png"  // register PNG
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	_ "golang.org/x/image/bmp" // register BMP
+	"golang.org/x/image/draw"
+	_ "golang.org/x/image/tiff" // register TIFF
+	_ "golang.org/x/image/webp" // register WebP
+)
+
+// ImageExts are the image files a folder dataset may hold.
+var ImageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".bmp": true, ".gif": true, ".webp": true, ".tif": true, ".tiff": true}
+
+// splitNames maps folder names to splits.
+var splitNames = map[string]string{"train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val", "test": "test", "testing": "test"}
+
+type folderImage struct {
+	split, class, path string
+}
+
+// loadImageFolder loads one folder per class, either directly under root
+// or under train/val[/test].
+func loadImageFolder(root string, opt Options) (*Dataset, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrData, err)
+	}
+	lint := newLint("imagefolder")
+	splitDirs := map[string]string{}
+	var classDirs []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if s, ok := splitNames[strings.ToLower(e.Name())]; ok {
+			splitDirs[s] = filepath.Join(root, e.Name())
+		} else {
+			classDirs = append(classDirs, e.Name())
+		}
+	}
+	var files []folderImage
+	classSet := map[string]bool{}
+	scan := func(split, dir string) error {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrData, err)
+		}
+		for _, c := range ents {
+			if !c.IsDir() || strings.HasPrefix(c.Name(), ".") {
+				continue
+			}
+			classSet[c.Name()] = true
+			imgs, err := os.ReadDir(filepath.Join(dir, c.Name()))
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrData, err)
+			}
+			for _, f := range imgs {
+				if f.IsDir() || strings.HasPrefix(f.Name(), ".") || !ImageExts[strings.ToLower(filepath.Ext(f.Name()))] {
+					continue
+				}
+				files = append(files, folderImage{split, c.Name(), filepath.Join(dir, c.Name(), f.Name())})
+			}
+		}
+		return nil
+	}
+	if len(splitDirs) > 0 {
+		if splitDirs["train"] == "" {
+			return nil, fmt.Errorf("%w: %s has %s folders but no train folder: add train/CLASS/... images", ErrData, root, strings.Join(sortedKeys(splitDirs), "/"))
+		}
+		for _, s := range []string{"train", "val", "test"} {
+			if d := splitDirs[s]; d != "" {
+				if err := scan(s, d); err != nil {
+					return nil, err
+				}
+			}
+		}
+	} else {
+		if err := scan("train", root); err != nil {
+			return nil, err
+		}
+	}
+	if len(classSet) == 0 {
+		return nil, fmt.Errorf("%w: %s has no class folders: put each class's images in a folder named after the class (ROOT/cat/1.jpg, ROOT/dog/2.jpg)", ErrData, root)
+	}
+	if len(classSet) < 2 {
+		return nil, fmt.Errorf("%w: %s has one class folder: a classifier needs at least two classes", ErrData, root)
+	}
+	classes := sortedKeys(classSet)
+	classIdx := map[string]int32{}
+	for i, c := range classes {
+		classIdx[c] = int32(i)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: %s: no images (%s) in the class folders", ErrData, root, strings.Join(sortedKeys(ImageExts), " "))
+	}
+	limit := opt.MaxImages
+	if limit <= 0 {
+		limit = 200_000
+	}
+	if len(files) > limit {
+		return nil, fmt.Errorf("%w: %s holds %d images, more than %d: train on a subset", ErrData, root, len(files), limit)
+	}
+	size := opt.ImageSize
+	if size == 0 {
+		size = 32
+	}
+	// Decode in parallel, keeping file order.
+	type decoded struct {
+		px   []uint8 // size×size×3, planar
+		grey bool
+		w, h int
+		hash uint64
+		err  error
+	}
+	out := make([]decoded, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				raw, err := os.ReadFile(files[i].path)
+				if err != nil {
+					out[i].err = err
+					continue
+				}
+				h := fnv.New64a()
+				h.Write(raw)
+				out[i].hash = h.Sum64()
+				img, _, err := image.Decode(bytes.NewReader(raw))
+				if err != nil {
+					out[i].err = err
+					continue
+				}
+				b := img.Bounds()
+				out[i].w, out[i].h = b.Dx(), b.Dy()
+				out[i].px, out[i].grey = resizePlanar(img, size)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	allGrey := !opt.Grey
+	for _, o := range out {
+		if o.err == nil && !o.grey {
+			allGrey = false
+		}
+	}
+	channels := 3
+	if opt.Grey || allGrey {
+		channels = 1
+	}
+	plane := size * size
+	splits := map[string]*Split{}
+	seenHash := map[uint64]folderImage{}
+	perClass := map[string]map[string]int{}
+	for i, f := range files {
+		o := out[i]
+		if o.err != nil {
+			lint.add(Problem{Severity: LintWarning, File: f.path, Message: "corrupt or unreadable image, skipped: " + o.err.Error(),
+				Fix: "delete or replace the file"})
+			continue
+		}
+		lint.size(o.w, o.h)
+		if prev, ok := seenHash[o.hash]; ok && prev.split != f.split {
+			lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image is in %s as %s: validation scores will be too optimistic", prev.split, prev.path),
+				Fix: "keep each image in one split only"})
+		}
+		seenHash[o.hash] = f
+		s := splits[f.split]
+		if s == nil {
+			s = &Split{}
+			splits[f.split] = s
+		}
+		if channels == 1 {
+			for k := 0; k < plane; k++ {
+				r, g, b := int(o.px[k]), int(o.px[plane+k]), int(o.px[2*plane+k])
+				s.Pixels = append(s.Pixels, uint8((299*r+587*g+114*b+500)/1000))
+			}
+		} else {
+			s.Pixels = append(s.Pixels, o.px...)
+		}
+		s.Labels = append(s.Labels, classIdx[f.class])
+		s.Files = append(s.Files, f.path)
+		if perClass[f.split] == nil {
+			perClass[f.split] = map[string]int{}
+		}
+		perClass[f.split][f.class]++
+	}
+	for _, c := range classes {
+		if n := perClass["train"][c]; n == 1 {
+			lint.add(Problem{Severity: LintWarning, File: filepath.Join(root, c), Message: fmt.Sprintf("class %q has only one training image", c),
+				Fix: "add more images: a class needs dozens to be learned"})
+		}
+	}
+	if splits["train"] == nil {
+		return nil, fmt.Errorf("%w: %s: none of the images could be read (%s)", ErrData, root, lint.Problems[0].Message)
+	}
+	d := &Dataset{Name: filepath.Base(root), Format: "imagefolder", Root: root, Classes: classes, Channels: channels,
+		Height: size, Width: size, Train: splits["train"], Val: splits["val"], Test: splits["test"], Lint: lint}
+	return d, nil
+}
+
+// resizePlanar scales an image to size×size RGB, planar (R plane, G, B),
+// and says whether it is grey.
+func resizePlanar(img image.Image, size int) ([]uint8, bool) {
+	dst := image.NewRGBA(image.Rect(0, 0, size, size))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, img.Bounds(), draw.Src, nil)
+	plane := size * size
+	px := make([]uint8, 3*plane)
+	grey := true
+	for k := 0; k < plane; k++ {
+		r, g, b := dst.Pix[4*k], dst.Pix[4*k+1], dst.Pix[4*k+2]
+		px[k], px[plane+k], px[2*plane+k] = r, g, b
+		if r != g || g != b {
+			grey = false
+		}
+	}
+	return px, grey
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

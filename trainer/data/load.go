@@ -1,0 +1,163 @@
+package data
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gpuwizard/assets"
+)
+
+// Builtin names the embedded dataset.
+const Builtin = "builtin"
+
+// Options say how to load a dataset.
+type Options struct {
+	// ImageSize resizes image-folder images to ImageSize×ImageSize; 0 keeps
+	// the dataset's native size (28 for IDX, 32 for CIFAR, 32 for folders).
+	ImageSize int
+	// Grey converts colour images to one channel.
+	Grey bool
+	// ValSplit is the fraction of train kept for validation when the
+	// dataset has no validation split.
+	ValSplit float64
+	// Seed draws that split.
+	Seed int64
+	// MaxImages caps how many images a folder dataset may hold (memory).
+	MaxImages int
+}
+
+// Load detects the format of path and loads it for classification:
+// "builtin", an MNIST-style IDX folder, CIFAR-10 binary batches, or an image
+// folder (one sub-folder per class, flat or split into train/val[/test]).
+// Detection datasets (YOLO data.yaml, COCO JSON) are linted by LintDetection;
+// Load refuses them with that advice.
+func Load(path string, opt Options) (*Dataset, error) {
+	if opt.ValSplit == 0 {
+		opt.ValSplit = 0.1
+	}
+	var d *Dataset
+	var err error
+	switch {
+	case path == "" || path == Builtin:
+		d, err = loadBuiltin()
+	default:
+		d, err = loadPath(path, opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.Val == nil {
+		size := d.ImageSize()
+		d.Train, d.Val, err = StratifiedSplit(d.Train, len(d.Classes), opt.ValSplit, opt.Seed, size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.Root, err)
+		}
+	}
+	if d.Lint == nil {
+		d.Lint = newLint(d.Format)
+	}
+	d.Lint.Classes = d.Classes
+	for name, s := range map[string]*Split{"train": d.Train, "val": d.Val, "test": d.Test} {
+		if s == nil {
+			continue
+		}
+		d.Lint.Images[name] = s.Len()
+		for i, c := range d.Counts(s) {
+			if d.Lint.Counts[name] == nil {
+				d.Lint.Counts[name] = map[string]int{}
+			}
+			d.Lint.Counts[name][d.Classes[i]] = c
+		}
+	}
+	d.Lint.size(d.Width, d.Height)
+	for i, c := range d.Counts(d.Train) {
+		if c == 0 {
+			d.Lint.add(Problem{Severity: LintError, File: d.Root, Message: fmt.Sprintf("class %q has no training images", d.Classes[i]),
+				Fix: "add images to it, or remove the class folder"})
+		}
+	}
+	if errs := d.Lint.Errors(); len(errs) > 0 {
+		return d, fmt.Errorf("%w: %s: %d problem(s) stop training; first: %s", ErrData, d.Root, len(errs), errs[0])
+	}
+	return d, nil
+}
+
+func loadBuiltin() (*Dataset, error) {
+	read := func(name string) ([]byte, error) {
+		b, err := fs.ReadFile(assets.MNIST, "mnist/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: built-in dataset: %w", ErrData, err)
+		}
+		return b, nil
+	}
+	var raw [4][]byte
+	for i, n := range idxNames {
+		b, err := read(n + ".gz")
+		if err != nil {
+			return nil, err
+		}
+		raw[i] = b
+	}
+	train, h, w, err := LoadIDXPair("builtin/"+idxNames[0], raw[0], "builtin/"+idxNames[1], raw[1], 10)
+	if err != nil {
+		return nil, err
+	}
+	test, _, _, err := LoadIDXPair("builtin/"+idxNames[2], raw[2], "builtin/"+idxNames[3], raw[3], 10)
+	if err != nil {
+		return nil, err
+	}
+	return &Dataset{Name: "builtin", Format: "builtin", Root: "builtin", Classes: mnistClasses(""),
+		Channels: 1, Height: h, Width: w, Train: train, Test: test,
+		Credit: "MNIST subset (LeCun, Cortes, Burges; CC BY-SA 3.0): 6,000 training and 1,000 test digits"}, nil
+}
+
+// Detect says which format a path holds, without loading it.
+func Detect(path string) (string, error) {
+	if path == "" || path == Builtin {
+		return "builtin", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w (give a dataset folder, a data.yaml, a COCO .json, or \"builtin\")", ErrData, err)
+	}
+	if !st.IsDir() {
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml":
+			return "yolo", nil
+		case ".json":
+			return "coco", nil
+		}
+		return "", fmt.Errorf("%w: %s is a file: give the dataset's folder (or its data.yaml / COCO .json)", ErrData, path)
+	}
+	if f := findIDX(path); f[0] != "" || f[1] != "" {
+		return "idx", nil
+	}
+	if cifarDir(path) != "" {
+		return "cifar10", nil
+	}
+	for _, y := range []string{"data.yaml", "data.yml"} {
+		if _, err := os.Stat(filepath.Join(path, y)); err == nil {
+			return "yolo", nil
+		}
+	}
+	return "imagefolder", nil
+}
+
+func loadPath(path string, opt Options) (*Dataset, error) {
+	format, err := Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case "idx":
+		return loadIDXDir(path, findIDX(path))
+	case "cifar10":
+		return loadCIFAR(cifarDir(path))
+	case "yolo", "coco":
+		return nil, fmt.Errorf("%w: %s is a %s detection dataset: gpuwizard lints it (gpuwizard lint %s) but trains only classification for now", ErrData, path, strings.ToUpper(format), path)
+	}
+	return loadImageFolder(path, opt)
+}

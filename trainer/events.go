@@ -1,0 +1,129 @@
+package trainer
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Event kinds.
+const (
+	EventStart = "start" // the device, the dataset and the plan
+	EventLog   = "log"   // a line for the log pane (lint results, resume, early stop)
+	EventStep  = "step"  // progress within an epoch; may be dropped when the receiver is slow
+	EventEpoch = "epoch" // an epoch's results; never dropped
+	EventDone  = "done"  // the end: finished, stopped or failed; never dropped
+)
+
+// Event is what Run reports on the caller's channel.
+type Event struct {
+	Kind         string        `json:"kind"`
+	Time         time.Time     `json:"time"`
+	Epoch        int           `json:"epoch"` // 1-based
+	Epochs       int           `json:"epochs"`
+	Step         int           `json:"step"` // 1-based, within the epoch
+	Steps        int           `json:"steps"`
+	GlobalStep   int           `json:"global_step"`
+	Loss         float64       `json:"loss,omitempty"`     // running training loss of the epoch
+	Accuracy     float64       `json:"accuracy,omitempty"` // running training accuracy of the epoch
+	ValLoss      float64       `json:"val_loss,omitempty"`
+	ValAccuracy  float64       `json:"val_accuracy,omitempty"`
+	LR           float64       `json:"lr,omitempty"`
+	ImagesPerSec float64       `json:"images_per_s,omitempty"`
+	ETA          time.Duration `json:"eta_ns,omitempty"`
+	Best         bool          `json:"best,omitempty"` // this epoch is the best so far
+	Device       string        `json:"device,omitempty"`
+	DeviceReason string        `json:"device_reason,omitempty"`
+	Message      string        `json:"message,omitempty"`
+	RunDir       string        `json:"run_dir,omitempty"`
+	Result       *Result       `json:"result,omitempty"` // on done
+}
+
+// emitter sends events: step events without blocking (dropped when the
+// receiver is slow, at most 10 a second), the others blocking but watching
+// cancellation.
+type emitter struct {
+	ch       chan<- Event
+	lastStep time.Time
+}
+
+func (e *emitter) send(ctx context.Context, ev Event) {
+	if e.ch == nil {
+		return
+	}
+	ev.Time = time.Now()
+	if ev.Kind == EventStep {
+		if ev.Time.Sub(e.lastStep) < 100*time.Millisecond && ev.Step != ev.Steps {
+			return
+		}
+		select {
+		case e.ch <- ev:
+			e.lastStep = ev.Time
+		default:
+		}
+		return
+	}
+	if ev.Kind == EventDone {
+		// The last word must arrive even after cancellation.
+		e.ch <- ev
+		return
+	}
+	select {
+	case e.ch <- ev:
+	case <-ctx.Done():
+	}
+}
+
+// Control pauses and resumes a run from another goroutine. The zero value
+// is ready to use.
+type Control struct {
+	mu     sync.Mutex
+	paused bool
+	wake   chan struct{}
+}
+
+// Pause asks the run to wait after the current step.
+func (c *Control) Pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.paused {
+		c.paused = true
+		c.wake = make(chan struct{})
+	}
+}
+
+// Resume lets a paused run go on.
+func (c *Control) Resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused {
+		c.paused = false
+		close(c.wake)
+	}
+}
+
+// Paused reports whether a pause is asked for.
+func (c *Control) Paused() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused
+}
+
+// wait blocks while paused; false when ctx ends first.
+func (c *Control) wait(ctx context.Context) bool {
+	if c == nil {
+		return ctx.Err() == nil
+	}
+	c.mu.Lock()
+	w, paused := c.wake, c.paused
+	c.mu.Unlock()
+	if !paused {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-w:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}

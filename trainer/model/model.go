@@ -1,0 +1,403 @@
+// Package model builds the networks gpuwizard trains as gorgonia graphs:
+// an MLP, LeNet-5 and a small CNN with conv-batchnorm-relu blocks. A Net
+// holds a training graph (forward, loss and gradients) and an evaluation
+// graph (forward only) that share the parameter tensors.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ErrModel is returned (wrapped) for an invalid model specification.
+var ErrModel = errors.New("model")
+
+// Kinds of model.
+const (
+	MLP   = "mlp"
+	LeNet = "lenet"
+	CNN   = "cnn"
+)
+
+// Kinds lists the model kinds, for help texts and validation.
+var Kinds = []string{MLP, LeNet, CNN}
+
+// Spec describes the network to build.
+type Spec struct {
+	Kind     string // MLP, LeNet or CNN
+	Channels int    // 1 (grey) or 3 (colour)
+	Height   int
+	Width    int
+	Classes  int
+	Hidden   int // MLP hidden width; 0 = 256
+}
+
+// Validate checks that the spec can be built and says which field is wrong.
+func (s Spec) Validate() error {
+	switch s.Kind {
+	case MLP, LeNet, CNN:
+	default:
+		return fmt.Errorf("%w: model %q is not one of mlp, lenet, cnn", ErrModel, s.Kind)
+	}
+	if s.Channels != 1 && s.Channels != 3 {
+		return fmt.Errorf("%w: %d channels: images must be grey (1) or colour (3)", ErrModel, s.Channels)
+	}
+	if s.Classes < 2 || s.Classes > 1000 {
+		return fmt.Errorf("%w: %d classes: need 2 to 1000", ErrModel, s.Classes)
+	}
+	if s.Height < 8 || s.Width < 8 || s.Height > 256 || s.Width > 256 {
+		return fmt.Errorf("%w: image size %dx%d: must be between 8 and 256 pixels a side", ErrModel, s.Width, s.Height)
+	}
+	if s.Kind == LeNet && (s.Height != 28 || s.Width != 28) {
+		return fmt.Errorf("%w: lenet takes 28x28 images (got %dx%d): set image size 28, or use cnn", ErrModel, s.Width, s.Height)
+	}
+	if s.Kind == CNN && (s.Height%4 != 0 || s.Width%4 != 0) {
+		return fmt.Errorf("%w: cnn needs an image size divisible by 4 (got %dx%d)", ErrModel, s.Width, s.Height)
+	}
+	return nil
+}
+
+// Param is one trainable tensor.
+type Param struct {
+	Name  string
+	Shape []int
+	Data  []float32 // shared by both graphs; the optimiser updates it in place
+	train *G.Node
+	eval  *G.Node
+}
+
+// Grad returns the gradient the last training step accumulated.
+func (p *Param) Grad() []float32 {
+	g, err := p.train.Grad()
+	if err != nil || g == nil {
+		return nil
+	}
+	return g.Data().([]float32)
+}
+
+// State is extra non-trainable state saved in checkpoints (batch-norm
+// running statistics).
+type State struct {
+	Name string
+	Data []float32
+}
+
+// graph is one compiled graph: inputs, outputs and its machine.
+type graph struct {
+	g      *G.ExprGraph
+	x, y   *G.Node
+	logits *G.Node
+	loss   *G.Node
+	bn     []*G.BatchNormOp
+	vm     G.VM
+	xT, yT *tensor.Dense
+}
+
+// Net is a model ready to train and evaluate on batches of a fixed size.
+type Net struct {
+	Spec   Spec
+	Batch  int
+	Params []*Param
+	train  *graph
+	eval   *graph
+}
+
+// Build makes the network with parameters drawn from seed.
+func Build(spec Spec, batch int, seed int64) (*Net, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if batch < 1 || batch > 4096 {
+		return nil, fmt.Errorf("%w: batch size %d: must be 1 to 4096", ErrModel, batch)
+	}
+	n := &Net{Spec: spec, Batch: batch}
+	rng := rand.New(rand.NewSource(seed))
+	var err error
+	if n.train, err = n.build(true, rng); err != nil {
+		return nil, err
+	}
+	if n.eval, err = n.build(false, nil); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// builder adds layers to one graph, creating parameters on the first
+// (training) graph and reusing their data on the second.
+type builder struct {
+	n     *Net
+	g     *G.ExprGraph
+	train bool
+	rng   *rand.Rand
+	idx   int
+	bn    []*G.BatchNormOp
+	err   error
+}
+
+func (b *builder) param(name string, shape []int, fanIn int, init string) *G.Node {
+	var p *Param
+	if b.train {
+		size := 1
+		for _, d := range shape {
+			size *= d
+		}
+		data := make([]float32, size)
+		switch init {
+		case "he":
+			std := math.Sqrt(2 / float64(fanIn))
+			for i := range data {
+				data[i] = float32(b.rng.NormFloat64() * std)
+			}
+		case "one":
+			for i := range data {
+				data[i] = 1
+			}
+		}
+		p = &Param{Name: name, Shape: shape, Data: data}
+		b.n.Params = append(b.n.Params, p)
+	} else {
+		p = b.n.Params[b.idx]
+		b.idx++
+	}
+	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(p.Data))
+	node := G.NewTensor(b.g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(t))
+	if b.train {
+		p.train = node
+	} else {
+		p.eval = node
+	}
+	return node
+}
+
+func (b *builder) must(n *G.Node, err error) *G.Node {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n
+}
+
+func (b *builder) conv(x *G.Node, name string, in, out, k, pad int, bias bool) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, "he")
+	y := b.must(G.Conv2d(x, w, tensor.Shape{k, k}, []int{pad, pad}, []int{1, 1}, []int{1, 1}))
+	if bias && b.err == nil {
+		bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
+		y = b.must(G.BroadcastAdd(y, bb, nil, []byte{0, 2, 3}))
+	}
+	return y
+}
+
+func (b *builder) dense(x *G.Node, name string, in, out int) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	w := b.param(name+".w", []int{in, out}, in, "he")
+	bb := b.param(name+".b", []int{1, out}, 1, "zero")
+	y := b.must(G.Mul(x, w))
+	return b.must(G.BroadcastAdd(y, bb, nil, []byte{0}))
+}
+
+func (b *builder) batchNorm(x *G.Node, name string, c int) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	scale := b.param(name+".gamma", []int{1, c, 1, 1}, 1, "one")
+	shift := b.param(name+".beta", []int{1, c, 1, 1}, 1, "zero")
+	y, _, _, op, err := G.BatchNorm(x, scale, shift, 0.9, 1e-5)
+	if err != nil {
+		b.err = err
+		return x
+	}
+	b.bn = append(b.bn, op)
+	return y
+}
+
+func (b *builder) relu(x *G.Node) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(G.Rectify(x))
+}
+
+func (b *builder) pool(x *G.Node) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	return b.must(G.MaxPool2D(x, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}))
+}
+
+func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
+	s, bs := n.Spec, n.Batch
+	g := G.NewGraph()
+	b := &builder{n: n, g: g, train: train, rng: rng}
+	gr := &graph{g: g}
+	var x *G.Node
+	var logits *G.Node
+	switch s.Kind {
+	case MLP:
+		in := s.Channels * s.Height * s.Width
+		hidden := s.Hidden
+		if hidden == 0 {
+			hidden = 256
+		}
+		x = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, in), G.WithName("x"))
+		h := b.relu(b.dense(x, "fc1", in, hidden))
+		logits = b.dense(h, "fc2", hidden, s.Classes)
+	case LeNet:
+		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, 28, 28), G.WithName("x"))
+		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2, true)))
+		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0, true)))
+		if b.err == nil {
+			h = b.must(G.Reshape(h, tensor.Shape{bs, 400}))
+		}
+		h = b.relu(b.dense(h, "fc3", 400, 120))
+		h = b.relu(b.dense(h, "fc4", 120, 84))
+		logits = b.dense(h, "fc5", 84, s.Classes)
+	case CNN:
+		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, s.Height, s.Width), G.WithName("x"))
+		block := func(h *G.Node, name string, in, out int) *G.Node {
+			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1, false), name+".bn", out))
+		}
+		h := block(x, "conv1", s.Channels, 32)
+		h = b.pool(block(h, "conv2", 32, 32))
+		h = b.pool(block(h, "conv3", 32, 64))
+		h = block(h, "conv4", 64, 128)
+		if b.err == nil {
+			h = b.must(G.Mean(h, 2, 3)) // global average pool: (bs, 128)
+		}
+		logits = b.dense(h, "fc", 128, s.Classes)
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("%w: building %s: %w", ErrModel, s.Kind, b.err)
+	}
+	gr.x, gr.logits, gr.bn = x, logits, b.bn
+	gr.y = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, s.Classes), G.WithName("y"))
+	// Cross-entropy of the softmax: -mean over the batch of Σ y·log softmax(z).
+	logp, err := G.LogSoftMax(logits)
+	if err == nil {
+		var prod, sum, mean *G.Node
+		if prod, err = G.HadamardProd(gr.y, logp); err == nil {
+			if sum, err = G.Sum(prod, 1); err == nil {
+				if mean, err = G.Mean(sum); err == nil {
+					gr.loss, err = G.Neg(mean)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: building the loss: %w", ErrModel, err)
+	}
+	gr.xT = tensor.New(tensor.WithShape(x.Shape()...), tensor.Of(tensor.Float32))
+	gr.yT = tensor.New(tensor.WithShape(bs, s.Classes), tensor.Of(tensor.Float32))
+	if err := G.Let(gr.x, gr.xT); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	if err := G.Let(gr.y, gr.yT); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	if train {
+		var nodes G.Nodes
+		for _, p := range n.Params {
+			nodes = append(nodes, p.train)
+		}
+		if _, err := G.Grad(gr.loss, nodes...); err != nil {
+			return nil, fmt.Errorf("%w: differentiating: %w", ErrModel, err)
+		}
+		gr.vm = G.NewTapeMachine(g, G.BindDualValues(nodes...))
+	} else {
+		for _, op := range gr.bn {
+			op.SetTraining(false)
+		}
+		gr.vm = G.NewTapeMachine(g)
+	}
+	return gr, nil
+}
+
+// InputSize is the number of floats of one example.
+func (n *Net) InputSize() int { return n.Spec.Channels * n.Spec.Height * n.Spec.Width }
+
+func (gr *graph) run(x, y []float32) error {
+	copy(gr.xT.Data().([]float32), x)
+	copy(gr.yT.Data().([]float32), y)
+	err := gr.vm.RunAll()
+	gr.vm.Reset()
+	return err
+}
+
+// TrainStep runs forward and backward on one batch (x: Batch×InputSize,
+// y: one-hot Batch×Classes), leaves the gradients in each Param's Grad, and
+// returns the loss and the logits (valid until the next call).
+func (n *Net) TrainStep(x, y []float32) (float32, []float32, error) {
+	if err := n.checkBatch(x, y); err != nil {
+		return 0, nil, err
+	}
+	if err := n.train.run(x, y); err != nil {
+		return 0, nil, fmt.Errorf("%w: training step: %w", ErrModel, err)
+	}
+	return n.train.loss.Value().Data().(float32), n.train.logits.Value().Data().([]float32), nil
+}
+
+// Predict runs the evaluation graph (batch-norm with running statistics) and
+// returns the logits (valid until the next call).
+func (n *Net) Predict(x []float32) ([]float32, error) {
+	y := make([]float32, n.Batch*n.Spec.Classes)
+	if err := n.checkBatch(x, y); err != nil {
+		return nil, err
+	}
+	n.syncStats()
+	if err := n.eval.run(x, y); err != nil {
+		return nil, fmt.Errorf("%w: evaluation: %w", ErrModel, err)
+	}
+	return n.eval.logits.Value().Data().([]float32), nil
+}
+
+func (n *Net) checkBatch(x, y []float32) error {
+	if len(x) != n.Batch*n.InputSize() || len(y) != n.Batch*n.Spec.Classes {
+		return fmt.Errorf("%w: batch of %d inputs and %d labels, want %d and %d", ErrModel, len(x), len(y), n.Batch*n.InputSize(), n.Batch*n.Spec.Classes)
+	}
+	return nil
+}
+
+// syncStats copies the batch-norm running statistics to the eval graph.
+func (n *Net) syncStats() {
+	for i, op := range n.train.bn {
+		m, v := op.Stats()
+		n.eval.bn[i].SetStats(m, v)
+	}
+}
+
+// States returns the batch-norm running statistics, for checkpoints.
+func (n *Net) States() []State {
+	var out []State
+	for i, op := range n.train.bn {
+		m, v := op.Stats()
+		out = append(out,
+			State{Name: fmt.Sprintf("bn%d.mean", i), Data: append([]float32(nil), m.Data().([]float32)...)},
+			State{Name: fmt.Sprintf("bn%d.var", i), Data: append([]float32(nil), v.Data().([]float32)...)})
+	}
+	return out
+}
+
+// SetStates restores batch-norm statistics saved by States.
+func (n *Net) SetStates(st []State) error {
+	if len(st) != 2*len(n.train.bn) {
+		return fmt.Errorf("%w: %d saved statistics for %d batch-norm layers", ErrModel, len(st), len(n.train.bn))
+	}
+	for i, op := range n.train.bn {
+		m, v := op.Stats()
+		md, vd := m.Data().([]float32), v.Data().([]float32)
+		if len(st[2*i].Data) != len(md) || len(st[2*i+1].Data) != len(vd) {
+			return fmt.Errorf("%w: batch-norm %d statistics have the wrong size", ErrModel, i)
+		}
+		copy(md, st[2*i].Data)
+		copy(vd, st[2*i+1].Data)
+	}
+	return nil
+}

@@ -1,0 +1,481 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/model"
+	"gpuwizard/trainer/optim"
+)
+
+// Sentinel errors of a run.
+var (
+	ErrDevice  = errors.New("trainer: device")
+	ErrStopped = errors.New("trainer: stopped")
+	ErrDiverge = errors.New("trainer: training diverged")
+)
+
+// DeviceStatus is what the caller knows about the GPU (from the doctor).
+type DeviceStatus struct {
+	CUDAUsable bool   // a GPU with a working driver is there
+	GPU        string // its name
+	Reason     string // why not usable, or the verdict, in words
+}
+
+// DeviceProbe asks about the GPU. The trainer does not judge GPUs itself.
+type DeviceProbe func(ctx context.Context) DeviceStatus
+
+// EpochResult is one row of results.csv.
+type EpochResult struct {
+	Epoch        int     `json:"epoch"`
+	Seconds      float64 `json:"seconds"`
+	TrainLoss    float64 `json:"train_loss"`
+	TrainAcc     float64 `json:"train_accuracy"`
+	ValLoss      float64 `json:"val_loss"`
+	ValAcc       float64 `json:"val_accuracy"`
+	ValTop5      float64 `json:"val_top5"`
+	LR           float64 `json:"lr"`
+	ImagesPerSec float64 `json:"images_per_s"`
+}
+
+// Result is a run's outcome.
+type Result struct {
+	RunDir       string        `json:"run_dir"`
+	Device       string        `json:"device"`
+	DeviceReason string        `json:"device_reason"`
+	Epochs       int           `json:"epochs"` // completed
+	BestEpoch    int           `json:"best_epoch"`
+	Stopped      string        `json:"stopped,omitempty"` // why it ended before the last epoch
+	History      []EpochResult `json:"history"`
+	Val          *Metrics      `json:"val,omitempty"`  // best model on the validation split
+	Test         *Metrics      `json:"test,omitempty"` // best model on the test split, when there is one
+	Classes      []string      `json:"classes"`
+}
+
+// Options are the parts of a run that are not configuration.
+type Options struct {
+	// Resume continues the run in this folder from its last checkpoint.
+	Resume string
+	// Extend adds epochs to a finished (or stopped) run given in Resume.
+	Extend int
+	// Control pauses and resumes the run.
+	Control *Control
+	// Probe asks the doctor about the GPU; nil: not asked.
+	Probe DeviceProbe
+	// FS writes checkpoints; nil: the real file system.
+	FS FileSystem
+}
+
+// Run trains in the caller's goroutine and reports on events (which the
+// caller owns and drains; Run never closes it). Cancelling ctx stops after
+// the current step and leaves a resumable last.ckpt.
+func Run(ctx context.Context, cfg Config, events chan<- Event) (*Result, error) {
+	return RunWithOptions(ctx, cfg, events, Options{})
+}
+
+// RunWithOptions is Run with resume, extend, pause control, the GPU probe
+// and the checkpoint file system.
+func RunWithOptions(ctx context.Context, cfg Config, events chan<- Event, opts Options) (*Result, error) {
+	em := &emitter{ch: events}
+	res, err := run(ctx, cfg, em, opts)
+	done := Event{Kind: EventDone, Result: res}
+	if res != nil {
+		done.RunDir, done.Device, done.DeviceReason = res.RunDir, res.Device, res.DeviceReason
+	}
+	switch {
+	case errors.Is(err, ErrStopped):
+		done.Message = "stopped; resume with: gpuwizard train --resume " + done.RunDir
+	case err != nil:
+		done.Message = err.Error()
+	default:
+		done.Message = "finished"
+	}
+	em.send(ctx, done)
+	return res, err
+}
+
+type runner struct {
+	cfg     Config
+	opts    Options
+	em      *emitter
+	ds      *data.Dataset
+	net     *model.Net
+	opt     optim.Optimizer
+	dir     string
+	res     *Result
+	ck      *Checkpoint
+	params  [][]float32
+	grads   [][]float32
+	device  string
+	reason  string
+	resumed bool
+}
+
+func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
+	r := &runner{cfg: cfg, opts: opts, em: em}
+	if opts.Resume != "" {
+		if err := r.loadResume(); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.selectDevice(ctx); err != nil {
+		return nil, err
+	}
+	if r.cfg.Threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(r.cfg.Threads))
+	}
+	ds, err := data.Load(r.cfg.Data, data.Options{ImageSize: r.cfg.ImageSize, Grey: r.cfg.Grey, ValSplit: r.cfg.ValSplit, Seed: r.cfg.Seed})
+	if ds != nil && ds.Lint != nil {
+		em.send(ctx, Event{Kind: EventLog, Message: "dataset " + ds.Root + "\n" + ds.Lint.Summary()})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	r.ds = ds
+	spec, err := r.spec()
+	if err != nil {
+		return nil, err
+	}
+	if r.net, err = model.Build(spec, r.cfg.Batch, r.cfg.Seed); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	if r.opt, err = optim.New(r.cfg.Optimizer, float32(r.cfg.Momentum), float32(r.cfg.WeightDecay)); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	for _, p := range r.net.Params {
+		r.params = append(r.params, p.Data)
+	}
+	r.res = &Result{Device: r.device, DeviceReason: r.reason, Classes: ds.Classes}
+	if err := r.prepareDir(); err != nil {
+		return nil, err
+	}
+	r.res.RunDir = r.dir
+	if r.ck != nil {
+		if err := r.restore(); err != nil {
+			return r.res, err
+		}
+	}
+	return r.res, r.loop(ctx)
+}
+
+// selectDevice applies the explicit fallback ladder and records why.
+func (r *runner) selectDevice(ctx context.Context) error {
+	var st DeviceStatus
+	asked := r.opts.Probe != nil
+	if asked && r.cfg.Device != "cpu" {
+		st = r.opts.Probe(ctx)
+	}
+	const noExecutor = "gpuwizard's CUDA executor is not part of this build yet"
+	switch {
+	case r.cfg.Device == "cpu":
+		r.device, r.reason = "cpu", "requested with device=cpu"
+	case strings.HasPrefix(r.cfg.Device, "cuda"):
+		if !st.CUDAUsable {
+			why := st.Reason
+			if !asked {
+				why = "the GPU was not checked"
+			}
+			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, why)
+		}
+		return fmt.Errorf("%w: %s was requested; the GPU %s is ready but %s: train with --device cpu or auto", ErrDevice, r.cfg.Device, st.GPU, noExecutor)
+	default: // auto
+		r.device = "cpu"
+		switch {
+		case !asked:
+			r.reason = "auto: the GPU was not checked, so the CPU"
+		case st.CUDAUsable:
+			r.reason = fmt.Sprintf("auto: the GPU %s is ready but %s; training on the CPU", st.GPU, noExecutor)
+		default:
+			r.reason = "auto: no usable GPU (" + st.Reason + "); training on the CPU"
+		}
+	}
+	return nil
+}
+
+// spec picks the model for the dataset.
+func (r *runner) spec() (model.Spec, error) {
+	d := r.ds
+	kind := r.cfg.Model
+	if kind == "auto" {
+		kind = model.CNN
+		if d.Channels == 1 && d.Height == 28 && d.Width == 28 {
+			kind = model.LeNet
+		}
+	}
+	if r.cfg.ImageSize != 0 && (d.Format == "idx" || d.Format == "builtin" || d.Format == "cifar10") && r.cfg.ImageSize != d.Height {
+		return model.Spec{}, fmt.Errorf("%w: image_size: %d, but %s images are %dx%d and are not resized: set image_size 0", ErrConfig, r.cfg.ImageSize, d.Format, d.Width, d.Height)
+	}
+	s := model.Spec{Kind: kind, Channels: d.Channels, Height: d.Height, Width: d.Width, Classes: len(d.Classes)}
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("trainer: model for %s (%dx%d, %d channels): %w", d.Root, d.Width, d.Height, d.Channels, err)
+	}
+	return s, nil
+}
+
+// prepareDir makes runs/NAME (a new name unless resuming) and records the
+// configuration, the environment and the labels.
+func (r *runner) prepareDir() error {
+	if r.resumed {
+		return nil
+	}
+	if err := os.MkdirAll(r.cfg.Project, 0o755); err != nil {
+		return fmt.Errorf("trainer: project folder: %w", err)
+	}
+	base := r.cfg.Name
+	if base == "" {
+		base = "train"
+	}
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = base + strconv.Itoa(i)
+		}
+		dir := filepath.Join(r.cfg.Project, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			r.dir = dir
+			break
+		}
+		if !os.IsExist(err) {
+			return fmt.Errorf("trainer: run folder: %w", err)
+		}
+		// An existing run is never overwritten: the next number is taken.
+	}
+	files := map[string][]byte{
+		"args.yaml":  r.cfg.YAML(),
+		"labels.txt": []byte(strings.Join(r.ds.Classes, "\n") + "\n"),
+		"env.json":   r.fingerprint(),
+	}
+	for name, b := range files {
+		if err := writeAtomic(r.opts.FS, filepath.Join(r.dir, name), b); err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *runner) fingerprint() []byte {
+	host, _ := os.Hostname()
+	env := map[string]any{
+		"go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU(),
+		"threads": runtime.GOMAXPROCS(0), "host": host, "device": r.device, "device_reason": r.reason,
+		"dataset": map[string]any{"root": r.ds.Root, "format": r.ds.Format, "classes": len(r.ds.Classes),
+			"train": r.ds.Train.Len(), "val": r.ds.Val.Len(), "size": fmt.Sprintf("%dx%dx%d", r.ds.Channels, r.ds.Height, r.ds.Width)},
+		"started": time.Now().UTC().Format(time.RFC3339),
+	}
+	b, _ := json.MarshalIndent(env, "", "  ")
+	return append(b, '\n')
+}
+
+func (r *runner) loadResume() error {
+	ck, path, err := LoadCheckpoint(filepath.Join(r.opts.Resume, "last.ckpt"))
+	if err != nil {
+		return fmt.Errorf("trainer: resume: %w", err)
+	}
+	if ck.Finished && r.opts.Extend == 0 {
+		return fmt.Errorf("%w: %s finished all %d epochs: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, ck.Config.Epochs)
+	}
+	_ = path
+	r.ck = ck
+	r.cfg = ck.Config
+	r.cfg.Epochs += r.opts.Extend
+	r.dir = r.opts.Resume
+	r.resumed = true
+	return nil
+}
+
+func (r *runner) restore() error {
+	ck := r.ck
+	if ck.Spec != r.net.Spec {
+		return fmt.Errorf("%w: the checkpoint's model %+v differs from the dataset's %+v", ErrCheckpoint, ck.Spec, r.net.Spec)
+	}
+	if err := ck.restore(r.net); err != nil {
+		return err
+	}
+	if ck.Optim.Kind != "" {
+		if err := r.opt.SetState(ck.Optim); err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+	}
+	r.res.History = ck.History
+	r.res.Epochs, r.res.BestEpoch = ck.Epoch, ck.BestEpoch
+	return nil
+}
+
+func (r *runner) checkpoint(epoch, step, bestEpoch int, bestAcc float64, finished bool) *Checkpoint {
+	return &Checkpoint{Config: r.cfg, Spec: r.net.Spec, Classes: r.ds.Classes, Params: snapshotParams(r.net),
+		States: r.net.States(), Optim: r.opt.State(), Epoch: epoch, GlobalStep: step, BestEpoch: bestEpoch,
+		BestValAcc: bestAcc, History: r.res.History, Finished: finished}
+}
+
+func (r *runner) loop(ctx context.Context) error {
+	cfg, ds, net := r.cfg, r.ds, r.net
+	size := ds.ImageSize()
+	classes := len(ds.Classes)
+	train := data.NewBatcher(ds.Train, size, classes, cfg.Batch)
+	spe := train.Steps()
+	total := spe * cfg.Epochs
+	sched := optim.Schedule{Base: cfg.LR, Kind: cfg.Schedule, WarmupSteps: int(cfg.WarmupEpochs * float64(spe)),
+		TotalSteps: total, StepEvery: cfg.StepEvery * spe, Gamma: cfg.Gamma, MinFactor: 0.01}
+	start, gstep, bestEpoch, bestAcc := 0, 0, 0, -1.0
+	if r.ck != nil {
+		start, gstep, bestEpoch, bestAcc = r.ck.Epoch, r.ck.GlobalStep, r.ck.BestEpoch, r.ck.BestValAcc
+		r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("resuming %s after epoch %d of %d", r.dir, start, cfg.Epochs)})
+	}
+	r.em.send(ctx, Event{Kind: EventStart, Epochs: cfg.Epochs, Steps: spe, Device: r.device, DeviceReason: r.reason, RunDir: r.dir,
+		Message: fmt.Sprintf("%s on %s: %d training and %d validation images, %d classes, %s, batch %d, %d epochs",
+			net.Spec.Kind, ds.Name, ds.Train.Len(), ds.Val.Len(), classes, cfg.Optimizer, cfg.Batch, cfg.Epochs)})
+	runStart := time.Now()
+	stepsDone := 0
+	lastPath := filepath.Join(r.dir, "last.ckpt")
+	for epoch := start; epoch < cfg.Epochs; epoch++ {
+		train.Shuffle(cfg.Seed*1000003 + int64(epoch))
+		epStart := time.Now()
+		var lossSum float64
+		var correct, seen int
+		var lr float32
+		for s := 0; train.Next(); s++ {
+			if !r.opts.Control.wait(ctx) {
+				ck := r.checkpoint(epoch, gstep, bestEpoch, bestAcc, false)
+				if err := SaveCheckpoint(r.opts.FS, lastPath, ck); err != nil {
+					return fmt.Errorf("trainer: stopping: %w", err)
+				}
+				r.res.Stopped = "stopped by the user"
+				r.res.Epochs = epoch
+				return ErrStopped
+			}
+			loss, logits, err := net.TrainStep(train.X, train.Y)
+			if err != nil {
+				return fmt.Errorf("trainer: epoch %d step %d: %w", epoch+1, s+1, err)
+			}
+			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+				return fmt.Errorf("%w: the loss became %v at epoch %d step %d: lower the learning rate (lr %g)", ErrDiverge, loss, epoch+1, s+1, cfg.LR)
+			}
+			r.grads = r.grads[:0]
+			for _, p := range net.Params {
+				r.grads = append(r.grads, p.Grad())
+			}
+			lr = sched.Rate(gstep)
+			r.opt.Step(r.params, r.grads, lr)
+			gstep++
+			stepsDone++
+			lossSum += float64(loss) * float64(train.Valid)
+			for k := 0; k < train.Valid; k++ {
+				if argmax(logits[k*classes:(k+1)*classes]) == int(ds.Train.Labels[train.Idx[k]]) {
+					correct++
+				}
+			}
+			seen += train.Valid
+			el := time.Since(epStart).Seconds()
+			perStep := time.Since(runStart) / time.Duration(stepsDone)
+			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: s + 1, Steps: spe, GlobalStep: gstep,
+				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(lr),
+				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(total-gstep), Device: r.device})
+		}
+		val := r.evaluate(ds.Val, "val")
+		er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(epStart).Seconds(), TrainLoss: lossSum / float64(max(seen, 1)),
+			TrainAcc: float64(correct) / float64(max(seen, 1)), ValLoss: val.Loss, ValAcc: val.Accuracy, ValTop5: val.Top5,
+			LR: float64(lr), ImagesPerSec: float64(seen) / time.Since(epStart).Seconds()}
+		r.res.History = append(r.res.History, er)
+		r.res.Epochs = epoch + 1
+		best := val.Accuracy > bestAcc
+		if best {
+			bestAcc, bestEpoch = val.Accuracy, epoch+1
+			r.res.BestEpoch = bestEpoch
+		}
+		finished := epoch+1 == cfg.Epochs
+		ck := r.checkpoint(epoch+1, gstep, bestEpoch, bestAcc, finished)
+		if err := SaveCheckpoint(r.opts.FS, lastPath, ck); err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+		if best {
+			if err := SaveCheckpoint(r.opts.FS, filepath.Join(r.dir, "best.ckpt"), ck); err != nil {
+				return fmt.Errorf("trainer: %w", err)
+			}
+		}
+		if err := writeAtomic(r.opts.FS, filepath.Join(r.dir, "results.csv"), resultsCSV(r.res.History)); err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+		r.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: spe, Step: spe, GlobalStep: gstep,
+			Loss: er.TrainLoss, Accuracy: er.TrainAcc, ValLoss: er.ValLoss, ValAccuracy: er.ValAcc, LR: er.LR,
+			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device,
+			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(total-gstep)})
+		if cfg.Patience > 0 && epoch+1-bestEpoch >= cfg.Patience && !finished {
+			r.res.Stopped = fmt.Sprintf("early stopping: no better validation accuracy for %d epochs (best %.2f%% at epoch %d)", cfg.Patience, 100*bestAcc, bestEpoch)
+			r.em.send(ctx, Event{Kind: EventLog, Message: r.res.Stopped})
+			break
+		}
+	}
+	return r.finalMetrics()
+}
+
+// finalMetrics evaluates the best checkpoint on validation and test.
+func (r *runner) finalMetrics() error {
+	ck, _, err := LoadCheckpoint(filepath.Join(r.dir, "best.ckpt"))
+	if err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	if err := ck.restore(r.net); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	v := r.evaluate(r.ds.Val, "val")
+	r.res.Val = &v
+	if r.ds.Test != nil && r.ds.Test.Len() > 0 {
+		t := r.evaluate(r.ds.Test, "test")
+		r.res.Test = &t
+	}
+	b, _ := json.MarshalIndent(r.res, "", "  ")
+	return writeAtomic(r.opts.FS, filepath.Join(r.dir, "results.json"), append(b, '\n'))
+}
+
+func (r *runner) evaluate(s *data.Split, name string) Metrics {
+	classes := len(r.ds.Classes)
+	acc := newAccumulator(classes)
+	b := data.NewBatcher(s, r.ds.ImageSize(), classes, r.cfg.Batch)
+	b.Rewind()
+	for b.Next() {
+		logits, err := r.net.Predict(b.X)
+		if err != nil {
+			break
+		}
+		for k := 0; k < b.Valid; k++ {
+			acc.add(logits[k*classes:(k+1)*classes], int(s.Labels[b.Idx[k]]))
+		}
+	}
+	return acc.metrics(name, r.ds.Classes)
+}
+
+func argmax(v []float32) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// resultsCSV writes Ultralytics-style columns, one row per epoch.
+func resultsCSV(h []EpochResult) []byte {
+	var b strings.Builder
+	b.WriteString("epoch,time,train/loss,train/accuracy,val/loss,metrics/accuracy_top1,metrics/accuracy_top5,lr/pg0,images_per_s\n")
+	var elapsed float64
+	for _, e := range h {
+		elapsed += e.Seconds
+		fmt.Fprintf(&b, "%d,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.8f,%.1f\n", e.Epoch, elapsed, e.TrainLoss, e.TrainAcc, e.ValLoss, e.ValAcc, e.ValTop5, e.LR, e.ImagesPerSec)
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,279 @@
+// Package traincmd is the command line of the trainer: `gpuwizard train`,
+// `predict`, `bench` and `lint`.
+package traincmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"gpuwizard/trainer"
+	"gpuwizard/trainer/data"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitUsage   = 2
+	ExitStopped = 130
+)
+
+// Env is what the commands need from outside.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Terminal says whether Stderr is a terminal (progress bar) .
+	Terminal bool
+	// Probe asks the doctor about the GPU (wired by main; nil in tests).
+	Probe trainer.DeviceProbe
+}
+
+const trainUsage = `Usage: gpuwizard train [flags]
+
+Trains an image classifier on the built-in dataset (an MNIST subset) or your
+images: a folder with one sub-folder per class (or train/ and val/ folders of
+them), MNIST-style IDX files, or CIFAR-10 binary batches. Results go to
+runs/NAME: args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
+Ctrl-C stops cleanly; resume with --resume runs/NAME.
+
+Settings come from the defaults, then --config FILE, then the flags.
+
+Flags:
+`
+
+// Train runs `gpuwizard train`.
+func Train(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	d := trainer.Defaults()
+	configFile := fs.String("config", "", "YAML `file` with settings (flags override it)")
+	asJSON := fs.Bool("json", false, "print events as JSON lines instead of a progress bar")
+	resume := fs.String("resume", "", "continue the stopped or crashed run in `DIR` from its last checkpoint")
+	extend := fs.Int("extend", 0, "with --resume: add `N` epochs to a finished run")
+	c := d
+	fs.StringVar(&c.Data, "data", d.Data, "dataset `path`, or builtin")
+	fs.StringVar(&c.Model, "model", d.Model, "auto, mlp, lenet or cnn")
+	fs.IntVar(&c.Epochs, "epochs", d.Epochs, "epochs to train")
+	fs.IntVar(&c.Batch, "batch", d.Batch, "batch size")
+	fs.Float64Var(&c.LR, "lr", d.LR, "peak learning rate")
+	fs.StringVar(&c.Optimizer, "optimizer", d.Optimizer, "adam or sgd")
+	fs.Float64Var(&c.Momentum, "momentum", d.Momentum, "SGD momentum")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", d.WeightDecay, "weight decay")
+	fs.StringVar(&c.Schedule, "schedule", d.Schedule, "learning-rate schedule: constant, step or cosine")
+	fs.Float64Var(&c.WarmupEpochs, "warmup-epochs", d.WarmupEpochs, "linear warm-up, in epochs")
+	fs.IntVar(&c.StepEvery, "step-every", d.StepEvery, "step schedule: epochs between decays")
+	fs.Float64Var(&c.Gamma, "gamma", d.Gamma, "step schedule: decay factor")
+	fs.IntVar(&c.ImageSize, "image-size", d.ImageSize, "resize folder images to N×N (0: 32; fixed-size datasets keep theirs)")
+	fs.BoolVar(&c.Grey, "grey", d.Grey, "convert colour images to grey")
+	fs.Float64Var(&c.ValSplit, "val-split", d.ValSplit, "fraction kept for validation when there is no val folder")
+	fs.Int64Var(&c.Seed, "seed", d.Seed, "random seed: the same seed repeats a run")
+	fs.IntVar(&c.Patience, "patience", d.Patience, "stop after N epochs without a better validation accuracy (0: off)")
+	fs.StringVar(&c.Device, "device", d.Device, "auto, cpu or cuda")
+	fs.IntVar(&c.Threads, "threads", d.Threads, "CPU threads (0: all)")
+	fs.StringVar(&c.Project, "project", d.Project, "folder for runs")
+	fs.StringVar(&c.Name, "name", d.Name, "run name (default train, train2, ...)")
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, trainUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
+		return ExitUsage
+	}
+	cfg := d
+	if *configFile != "" {
+		var err error
+		if cfg, err = trainer.LoadConfigFile(*configFile, d); err != nil {
+			fmt.Fprintln(env.Stderr, "train:", err)
+			return ExitUsage
+		}
+	}
+	// Flags given on the command line override the file.
+	fs.Visit(func(f *flag.Flag) { applyFlag(&cfg, &c, f.Name) })
+	if *extend < 0 || (*extend > 0 && *resume == "") {
+		fmt.Fprintln(env.Stderr, "train: --extend N needs --resume DIR and N ≥ 1")
+		return ExitUsage
+	}
+	if *resume == "" {
+		if err := cfg.Validate(); err != nil {
+			fmt.Fprintln(env.Stderr, "train:", err)
+			return ExitUsage
+		}
+	}
+	events := make(chan trainer.Event, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		show(events, env, *asJSON)
+	}()
+	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: *resume, Extend: *extend, Probe: env.Probe})
+	close(events)
+	<-done
+	switch {
+	case errors.Is(err, trainer.ErrStopped):
+		return ExitStopped
+	case errors.Is(err, trainer.ErrConfig):
+		return ExitUsage
+	case err != nil:
+		return ExitFailed
+	}
+	if !*asJSON && res != nil {
+		for _, m := range []*trainer.Metrics{res.Val, res.Test} {
+			if m != nil {
+				fmt.Fprint(env.Stdout, m.Table())
+			}
+		}
+		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s/best IMAGE\n", res.RunDir, res.BestEpoch, res.RunDir)
+	}
+	return ExitOK
+}
+
+func applyFlag(cfg, c *trainer.Config, name string) {
+	switch name {
+	case "data":
+		cfg.Data = c.Data
+	case "model":
+		cfg.Model = c.Model
+	case "epochs":
+		cfg.Epochs = c.Epochs
+	case "batch":
+		cfg.Batch = c.Batch
+	case "lr":
+		cfg.LR = c.LR
+	case "optimizer":
+		cfg.Optimizer = c.Optimizer
+	case "momentum":
+		cfg.Momentum = c.Momentum
+	case "weight-decay":
+		cfg.WeightDecay = c.WeightDecay
+	case "schedule":
+		cfg.Schedule = c.Schedule
+	case "warmup-epochs":
+		cfg.WarmupEpochs = c.WarmupEpochs
+	case "step-every":
+		cfg.StepEvery = c.StepEvery
+	case "gamma":
+		cfg.Gamma = c.Gamma
+	case "image-size":
+		cfg.ImageSize = c.ImageSize
+	case "grey":
+		cfg.Grey = c.Grey
+	case "val-split":
+		cfg.ValSplit = c.ValSplit
+	case "seed":
+		cfg.Seed = c.Seed
+	case "patience":
+		cfg.Patience = c.Patience
+	case "device":
+		cfg.Device = c.Device
+	case "threads":
+		cfg.Threads = c.Threads
+	case "project":
+		cfg.Project = c.Project
+	case "name":
+		cfg.Name = c.Name
+	}
+}
+
+// show prints events: JSON lines, or a progress bar on a terminal, or one
+// line per epoch otherwise.
+func show(events <-chan trainer.Event, env Env, asJSON bool) {
+	enc := json.NewEncoder(env.Stdout)
+	var bar *progressbar.ProgressBar
+	for ev := range events {
+		if asJSON {
+			enc.Encode(ev)
+			continue
+		}
+		switch ev.Kind {
+		case trainer.EventLog:
+			fmt.Fprintln(env.Stderr, strings.TrimRight(ev.Message, "\n"))
+		case trainer.EventStart:
+			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, ev.Message, ev.RunDir)
+		case trainer.EventStep:
+			if !env.Terminal {
+				continue
+			}
+			if bar == nil || ev.Step == 1 {
+				if bar != nil {
+					bar.Finish()
+				}
+				bar = progressbar.NewOptions(ev.Steps, progressbar.OptionSetWriter(env.Stderr), progressbar.OptionSetWidth(30),
+					progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", ev.Epoch, ev.Epochs)),
+					progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			}
+			bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f acc %.1f%% %.0f img/s ETA %s", ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second)))
+			bar.Set(ev.Step)
+		case trainer.EventEpoch:
+			if bar != nil {
+				bar.Finish()
+				bar = nil
+			}
+			mark := ""
+			if ev.Best {
+				mark = "  ← best"
+			}
+			fmt.Fprintf(env.Stderr, "epoch %d/%d  train loss %.4f acc %.2f%%  val loss %.4f acc %.2f%%  lr %.2e  %.0f img/s  ETA %s%s\n",
+				ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
+		case trainer.EventDone:
+			if bar != nil {
+				bar.Finish()
+			}
+			if ev.Message != "finished" {
+				fmt.Fprintln(env.Stderr, "train:", ev.Message)
+			}
+		}
+	}
+}
+
+// Lint runs `gpuwizard lint PATH`: the dataset report, without training.
+func Lint(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	size := fs.Int("image-size", 0, "the size folder images would be resized to")
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.Stderr, "Usage: gpuwizard lint PATH   (a dataset folder, a data.yaml, a COCO .json, or builtin)")
+		return ExitUsage
+	}
+	path := fs.Arg(0)
+	format, err := data.Detect(path)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "lint:", err)
+		return ExitFailed
+	}
+	var lint *data.Lint
+	switch format {
+	case "yolo", "coco":
+		lint, err = data.LintDetection(path)
+	default:
+		var d *data.Dataset
+		d, err = data.Load(path, data.Options{ImageSize: *size, Seed: 1})
+		if d != nil {
+			lint = d.Lint
+		}
+	}
+	if lint != nil {
+		fmt.Fprintf(env.Stdout, "%s\n%s", path, lint.Summary())
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "lint:", err)
+		return ExitFailed
+	}
+	if len(lint.Errors()) > 0 {
+		return ExitFailed
+	}
+	return ExitOK
+}
