@@ -72,12 +72,15 @@ func StratifiedSplit(train *Split, classes int, frac float64, seed int64, size i
 	var valIdx, trainIdx []int
 	for _, idx := range byClass {
 		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		if len(idx) == 0 {
+			continue // an empty class is reported by the lint
+		}
 		k := int(float64(len(idx))*frac + 0.5)
 		if k == 0 && len(idx) >= 2 {
 			k = 1
 		}
 		if k == len(idx) {
-			k = len(idx) - 1
+			k = len(idx) - 1 // keep at least one image to train on
 		}
 		valIdx = append(valIdx, idx[:k]...)
 		trainIdx = append(trainIdx, idx[k:]...)

@@ -172,9 +172,10 @@ func ParseDataYAML(file string, raw []byte) (*YOLOConfig, *Lint, error) {
 				p = filepath.Join(cfg.Root, p)
 			}
 			if _, err := os.Stat(p); err != nil {
-				// Roboflow writes ../train/images relative to the YAML, not to path:.
-				alt := filepath.Join(base, it)
-				if _, err2 := os.Stat(alt); err2 == nil {
+				// Roboflow exports write ../train/images for folders that sit
+				// beside data.yaml; Ultralytics drops the ../ then, and so do we.
+				alt := filepath.Join(cfg.Root, strings.TrimPrefix(filepath.ToSlash(it), "../"))
+				if _, err2 := os.Stat(alt); err2 == nil && strings.HasPrefix(filepath.ToSlash(it), "../") {
 					p = alt
 				} else {
 					return nil, lint, fmt.Errorf("%w: %s:%d: %s folder %s does not exist", ErrData, file, n.Line, split, p)
@@ -369,6 +370,9 @@ func labelClasses(raw []byte, nc int) []int {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
+		}
+		if len(f) != 5 && (len(f) < 7 || len(f)%2 == 0) {
+			continue // malformed: reported by LintYOLOLabels, not counted
 		}
 		if c, err := strconv.Atoi(f[0]); err == nil && c >= 0 && c < nc {
 			out = append(out, c)

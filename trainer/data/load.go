@@ -72,7 +72,9 @@ func Load(path string, opt Options) (*Dataset, error) {
 			d.Lint.Counts[name][d.Classes[i]] = c
 		}
 	}
-	d.Lint.size(d.Width, d.Height)
+	if d.Lint.MaxW == 0 { // fixed-size formats: every image has the dataset's size
+		d.Lint.size(d.Width, d.Height)
+	}
 	for i, c := range d.Counts(d.Train) {
 		if c == 0 {
 			d.Lint.add(Problem{Severity: LintError, File: d.Root, Message: fmt.Sprintf("class %q has no training images", d.Classes[i]),
