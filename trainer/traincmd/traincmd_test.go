@@ -1,0 +1,125 @@
+package traincmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gpuwizard/trainer"
+	"gpuwizard/trainer/internal/synth"
+)
+
+func call(t *testing.T, cmd func(context.Context, []string, Env) int, probe trainer.DeviceProbe, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cmd(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Probe: probe})
+	return code, out.String(), errb.String()
+}
+
+func TestTrainPredictLint(t *testing.T) {
+	data := t.TempDir()
+	if err := synth.LeftRight(data, 30); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(t.TempDir(), "runs")
+	cfgFile := filepath.Join(t.TempDir(), "run.yaml")
+	os.WriteFile(cfgFile, []byte("epochs: 9\nmodel: mlp\nimage_size: 8\nlr: 0.01\nwarmup_epochs: 0\n"), 0o644)
+	// The flag (--epochs 2) overrides the file (9); the file overrides the defaults.
+	code, out, stderr := call(t, Train, nil, "--config", cfgFile, "--epochs", "2", "--data", data, "--project", project, "--name", "tiny", "--json")
+	if code != ExitOK {
+		t.Fatalf("train: exit %d\n%s", code, stderr)
+	}
+	var epochs, done int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev trainer.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("--json line %q: %v", line, err)
+		}
+		switch ev.Kind {
+		case trainer.EventEpoch:
+			epochs++
+		case trainer.EventDone:
+			done++
+			if ev.Result == nil || ev.Result.Val == nil || ev.Result.Val.Accuracy < 0.9 {
+				t.Fatalf("done event: %+v", ev.Result)
+			}
+		}
+	}
+	if epochs != 2 || done != 1 {
+		t.Fatalf("%d epoch events, %d done", epochs, done)
+	}
+	args, _ := os.ReadFile(filepath.Join(project, "tiny", "args.yaml"))
+	if !strings.Contains(string(args), "epochs: 2") || !strings.Contains(string(args), "model: mlp") {
+		t.Fatalf("args.yaml:\n%s", args)
+	}
+	// Predict a fresh image that is dark on the right.
+	img := image.NewGray(image.Rect(0, 0, 40, 40))
+	for y := 0; y < 40; y++ {
+		for x := 0; x < 40; x++ {
+			v := uint8(230)
+			if x >= 20 {
+				v = 20
+			}
+			img.SetGray(x, y, color.Gray{v})
+		}
+	}
+	p := filepath.Join(t.TempDir(), "probe.png")
+	synth.WritePNG(p, img)
+	code, out, stderr = call(t, Predict, nil, "--model", filepath.Join(project, "tiny", "best"), p)
+	if code != ExitOK || !strings.HasPrefix(out, p+":  right ") {
+		t.Fatalf("predict: exit %d, %q %s", code, out, stderr)
+	}
+	code, _, stderr = call(t, Predict, nil, "--model", filepath.Join(project, "nothing"), p)
+	if code != ExitFailed || !strings.Contains(stderr, "no such file") {
+		t.Fatalf("predict with a missing model: %d %s", code, stderr)
+	}
+	code, out, _ = call(t, Lint, nil, data)
+	if code != ExitOK || !strings.Contains(out, "left=27") {
+		t.Fatalf("lint: %d\n%s", code, out)
+	}
+}
+
+func TestTrainBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--batch", "0"}, ExitUsage, "batch: 0"},
+		{[]string{"--lr", "-1"}, ExitUsage, "lr: -1"},
+		{[]string{"--image-size", "10000"}, ExitUsage, "image_size: 10000"},
+		{[]string{"--extend", "2"}, ExitUsage, "--extend N needs --resume"},
+		{[]string{"--config", "/nonexistent/run.yaml"}, ExitUsage, "no such file"},
+		{[]string{"extra"}, ExitUsage, "unexpected argument"},
+		{[]string{"--data", "/nonexistent/data", "--project", t.TempDir()}, ExitFailed, "no such file"},
+	} {
+		code, _, stderr := call(t, Train, nil, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+	noGPU := func(context.Context) trainer.DeviceStatus {
+		return trainer.DeviceStatus{Reason: "This machine has no NVIDIA GPU (gpuwizard doctor: no_nvidia_gpu)"}
+	}
+	code, _, stderr := call(t, Train, noGPU, "--device", "cuda", "--project", t.TempDir())
+	if code != ExitFailed || !strings.Contains(stderr, "no_nvidia_gpu") {
+		t.Fatalf("cuda without a GPU: %d %s", code, stderr)
+	}
+}
+
+func TestBench(t *testing.T) {
+	code, out, stderr := call(t, Bench, nil, "--model", "mlp", "--steps", "3", "--warmup", "1", "--threads", "1")
+	if code != ExitOK || !strings.HasPrefix(out, "RESULT impl=gpuwizard model=mlp device=cpu bs=64 threads=1 steps=3 ") || !strings.Contains(out, "img_per_s=") {
+		t.Fatalf("bench: %d %q %s", code, out, stderr)
+	}
+	code, _, stderr = call(t, Bench, nil, "--device", "cuda")
+	if code != ExitFailed || !strings.Contains(stderr, "cannot be served") {
+		t.Fatalf("bench cuda: %d %s", code, stderr)
+	}
+}
