@@ -181,17 +181,17 @@ func (b *builder) must(n *G.Node, err error) *G.Node {
 	return n
 }
 
-func (b *builder) conv(x *G.Node, name string, in, out, k, pad int, bias bool) *G.Node {
+// conv adds a stride-1 convolution with bias (convOp).
+func (b *builder) conv(x *G.Node, name string, in, out, k, pad int) *G.Node {
 	if b.err != nil {
 		return x
 	}
 	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, "he")
-	y := b.must(G.Conv2d(x, w, tensor.Shape{k, k}, []int{pad, pad}, []int{1, 1}, []int{1, 1}))
-	if bias && b.err == nil {
-		bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
-		y = b.must(G.BroadcastAdd(y, bb, nil, []byte{0, 2, 3}))
-	}
-	return y
+	bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
+	s := x.Shape()
+	op := newConvOp(s[0], in, s[2], s[3], out, k, pad)
+	op.dataInput = x.Name() == "x"
+	return b.must(G.ApplyOp(op, x, w, bb))
 }
 
 func (b *builder) dense(x *G.Node, name string, in, out int) *G.Node {
@@ -252,8 +252,8 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		logits = b.dense(h, "fc2", hidden, s.Classes)
 	case LeNet:
 		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, 28, 28), G.WithName("x"))
-		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2, true)))
-		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0, true)))
+		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2)))
+		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0)))
 		if b.err == nil {
 			h = b.must(G.Reshape(h, tensor.Shape{bs, 400}))
 		}
@@ -263,7 +263,7 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 	case CNN:
 		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, s.Height, s.Width), G.WithName("x"))
 		block := func(h *G.Node, name string, in, out int) *G.Node {
-			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1, false), name+".bn", out))
+			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1), name+".bn", out))
 		}
 		h := block(x, "conv1", s.Channels, 32)
 		h = b.pool(block(h, "conv2", 32, 32))

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Training speed against PyTorch on the same workload (../shared/bench/
+# torch_reference.py: float32, Adam 1e-3, softmax cross-entropy, random
+# MNIST-shaped data, 4 batches cycled), interleaved A B A B ... in one run;
+# prints the medians and the ratio gpuwizard / PyTorch per model.
+#   ROUNDS=5 THREADS=1 BATCH=64 MODELS="lenet mlp" bench/train-speed.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+THREADS=${THREADS:-1}
+BATCH=${BATCH:-64}
+MODELS=${MODELS:-"lenet mlp"}
+DEVICE=${DEVICE:-cpu}
+PY=${PY:-/usr/bin/python3}
+REF=${REF:-../shared/bench/torch_reference.py}
+[ -f "$REF" ] || REF=shared/bench/torch_reference.py
+[ -x bin/gpuwizard ] || make build >/dev/null
+"$PY" -c 'import torch' 2>/dev/null || { echo "$PY has no torch (Debian: apt-get install python3-torch)" >&2; exit 2; }
+export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+field() { sed -E "s/.* $1=([0-9.]+).*/\1/"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for m in $MODELS; do
+  steps=60; [ "$m" = mlp ] && steps=300
+  ours=(); theirs=()
+  for _ in $(seq "$ROUNDS"); do
+    ours+=("$(bin/gpuwizard bench --model "$m" --batch "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s)")
+    theirs+=("$("$PY" "$REF" --model "$m" --bs "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s)")
+  done
+  a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
+  echo "RESULT bench=train-speed model=$m device=$DEVICE bs=$BATCH threads=$THREADS rounds=$ROUNDS gpuwizard_img_per_s=$a torch_img_per_s=$b ratio=$(awk "BEGIN { printf \"%.2f\", $a / $b }")"
+done

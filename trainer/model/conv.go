@@ -1,0 +1,263 @@
+package model
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// convOp is a fused 2-D convolution with bias for NCHW float32 tensors,
+// stride 1: out = W ⊛ x + b. gorgonia's own Conv2d decomposes into
+// im2col, a GEMM in NHWC order, a transpose back to NCHW and a broadcast
+// add, each allocating; this op does one im2col into a reused buffer and one
+// GEMM per image straight into NCHW. Its gradients are separate ops that
+// reuse the columns the forward pass built.
+type convOp struct {
+	n, c, h, w int // input
+	o, k, pad  int // filters, kernel size (square), padding
+	oh, ow     int
+	cols       []float32 // n × (c·k·k) × (oh·ow), valid after Do
+	dataInput  bool      // x is the network input: its gradient is never read
+}
+
+func newConvOp(n, c, h, w, o, k, pad int) *convOp {
+	return &convOp{n: n, c: c, h: h, w: w, o: o, k: k, pad: pad, oh: h + 2*pad - k + 1, ow: w + 2*pad - k + 1}
+}
+
+func (op *convOp) kdim() int { return op.c * op.k * op.k }
+func (op *convOp) pdim() int { return op.oh * op.ow }
+
+func t4() hm.Type { return G.TensorType{Dims: 4, Of: tensor.Float32} }
+
+func (op *convOp) Arity() int        { return 3 }
+func (op *convOp) Type() hm.Type     { return hm.NewFnType(t4(), t4(), t4(), t4()) }
+func (op *convOp) ReturnsPtr() bool  { return false }
+func (op *convOp) CallsExtern() bool { return false }
+func (op *convOp) OverwritesInput() int {
+	return -1
+}
+func (op *convOp) String() string {
+	return fmt.Sprintf("Conv%dx%d(pad %d, %d→%d)", op.k, op.k, op.pad, op.c, op.o)
+}
+func (op *convOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%p", op) }
+func (op *convOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op *convOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.n, op.o, op.oh, op.ow}, nil
+}
+
+// DiffWRT: the gradient flows to the image, the filters and the bias.
+func (op *convOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+
+// SymDiff builds the three gradient nodes from the output's gradient.
+func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	x, w := inputs[0], inputs[1]
+	dx, err := G.ApplyOp(&convGradOp{fwd: op, which: 0}, x, w, grad)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(&convGradOp{fwd: op, which: 1}, x, w, grad)
+	if err != nil {
+		return nil, err
+	}
+	db, err := G.ApplyOp(&convGradOp{fwd: op, which: 2}, x, w, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx, dw, db}, nil
+}
+
+func f32(v G.Value) []float32 { return v.Data().([]float32) }
+
+func (op *convOp) Do(vals ...G.Value) (G.Value, error) {
+	out := tensor.New(tensor.WithShape(op.n, op.o, op.oh, op.ow), tensor.Of(tensor.Float32))
+	return op.UsePreallocDo(out, vals...)
+}
+
+// UsePreallocDo implements gorgonia's UsePreallocDoer: the machine passes
+// the output buffer of the previous step.
+func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	if len(vals) != 3 {
+		return nil, fmt.Errorf("conv: %d inputs, want 3", len(vals))
+	}
+	x, w, b, out := f32(vals[0]), f32(vals[1]), f32(vals[2]), f32(prealloc)
+	K, P := op.kdim(), op.pdim()
+	if len(op.cols) != op.n*K*P {
+		op.cols = make([]float32, op.n*K*P)
+	}
+	for i := 0; i < op.n; i++ {
+		col := op.cols[i*K*P : (i+1)*K*P]
+		op.im2col(x[i*op.c*op.h*op.w:(i+1)*op.c*op.h*op.w], col)
+		y := out[i*op.o*P : (i+1)*op.o*P]
+		for oc := 0; oc < op.o; oc++ {
+			bv := b[oc]
+			row := y[oc*P : (oc+1)*P]
+			for j := range row {
+				row[j] = bv
+			}
+		}
+		// y (o×P) = W (o×K) · col (K×P) + y
+		gemm(blas.NoTrans, blas.NoTrans, op.o, P, K, w, K, col, P, 1, y, P)
+	}
+	return prealloc, nil
+}
+
+// im2col lays one image out as K rows (c, ky, kx) of P columns (oy, ox).
+func (op *convOp) im2col(img, col []float32) {
+	P := op.pdim()
+	for c := 0; c < op.c; c++ {
+		plane := img[c*op.h*op.w : (c+1)*op.h*op.w]
+		for ky := 0; ky < op.k; ky++ {
+			for kx := 0; kx < op.k; kx++ {
+				row := col[((c*op.k+ky)*op.k+kx)*P:][:P]
+				for oy := 0; oy < op.oh; oy++ {
+					iy := oy + ky - op.pad
+					dst := row[oy*op.ow : (oy+1)*op.ow]
+					if iy < 0 || iy >= op.h {
+						clear(dst)
+						continue
+					}
+					src := plane[iy*op.w : (iy+1)*op.w]
+					for ox := range dst {
+						ix := ox + kx - op.pad
+						if ix < 0 || ix >= op.w {
+							dst[ox] = 0
+						} else {
+							dst[ox] = src[ix]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds columns back onto an image (the adjoint of im2col).
+func (op *convOp) col2im(col, img []float32) {
+	P := op.pdim()
+	for c := 0; c < op.c; c++ {
+		plane := img[c*op.h*op.w : (c+1)*op.h*op.w]
+		for ky := 0; ky < op.k; ky++ {
+			for kx := 0; kx < op.k; kx++ {
+				row := col[((c*op.k+ky)*op.k+kx)*P:][:P]
+				for oy := 0; oy < op.oh; oy++ {
+					iy := oy + ky - op.pad
+					if iy < 0 || iy >= op.h {
+						continue
+					}
+					src := row[oy*op.ow : (oy+1)*op.ow]
+					dst := plane[iy*op.w : (iy+1)*op.w]
+					for ox, v := range src {
+						if ix := ox + kx - op.pad; ix >= 0 && ix < op.w {
+							dst[ix] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func gemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ra, ca := m, k
+	if ta == blas.Trans {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if tb == blas.Trans {
+		rb, cb = n, k
+	}
+	blas32.Gemm(ta, tb, 1,
+		blas32.General{Rows: ra, Cols: ca, Stride: lda, Data: a},
+		blas32.General{Rows: rb, Cols: cb, Stride: ldb, Data: b},
+		beta, blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+}
+
+// convGradOp computes one gradient of a convOp: which 0 is the image's,
+// 1 the filters', 2 the bias's. Inputs: x, w, dy.
+type convGradOp struct {
+	fwd   *convOp
+	which int
+	dcol  []float32
+}
+
+func (g *convGradOp) Arity() int { return 3 }
+func (g *convGradOp) Type() hm.Type {
+	return hm.NewFnType(t4(), t4(), t4(), t4())
+}
+func (g *convGradOp) ReturnsPtr() bool      { return false }
+func (g *convGradOp) CallsExtern() bool     { return false }
+func (g *convGradOp) OverwritesInput() int  { return -1 }
+func (g *convGradOp) String() string        { return fmt.Sprintf("∂%s/∂in%d", g.fwd, g.which) }
+func (g *convGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%p", g) }
+func (g *convGradOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	g.WriteHash(h)
+	return h.Sum32()
+}
+func (g *convGradOp) shape() tensor.Shape {
+	f := g.fwd
+	switch g.which {
+	case 0:
+		return tensor.Shape{f.n, f.c, f.h, f.w}
+	case 1:
+		return tensor.Shape{f.o, f.c, f.k, f.k}
+	}
+	return tensor.Shape{1, f.o, 1, 1}
+}
+func (g *convGradOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return g.shape(), nil }
+
+func (g *convGradOp) Do(vals ...G.Value) (G.Value, error) {
+	out := tensor.New(tensor.WithShape(g.shape()...), tensor.Of(tensor.Float32))
+	return g.UsePreallocDo(out, vals...)
+}
+
+func (g *convGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	if len(vals) != 3 {
+		return nil, fmt.Errorf("conv gradient: %d inputs, want 3", len(vals))
+	}
+	f := g.fwd
+	w, dy, out := f32(vals[1]), f32(vals[2]), f32(prealloc)
+	K, P := f.kdim(), f.pdim()
+	clear(out)
+	switch g.which {
+	case 0: // dx = col2im(Wᵀ · dy)
+		if f.dataInput {
+			break // nobody reads the gradient of the data
+		}
+		if len(g.dcol) != K*P {
+			g.dcol = make([]float32, K*P)
+		}
+		for i := 0; i < f.n; i++ {
+			gemm(blas.Trans, blas.NoTrans, K, P, f.o, w, K, dy[i*f.o*P:(i+1)*f.o*P], P, 0, g.dcol, P)
+			f.col2im(g.dcol, out[i*f.c*f.h*f.w:(i+1)*f.c*f.h*f.w])
+		}
+	case 1: // dW = Σᵢ dyᵢ · colᵢᵀ
+		if len(f.cols) != f.n*K*P {
+			return nil, fmt.Errorf("conv gradient: the forward pass has not run")
+		}
+		for i := 0; i < f.n; i++ {
+			gemm(blas.NoTrans, blas.Trans, f.o, K, P, dy[i*f.o*P:(i+1)*f.o*P], P, f.cols[i*K*P:(i+1)*K*P], P, 1, out, K)
+		}
+	case 2: // db = Σ dy over images and positions
+		for i := 0; i < f.n; i++ {
+			for oc := 0; oc < f.o; oc++ {
+				var s float32
+				for _, v := range dy[(i*f.o+oc)*P : (i*f.o+oc+1)*P] {
+					s += v
+				}
+				out[oc] += s
+			}
+		}
+	}
+	return prealloc, nil
+}
