@@ -9,7 +9,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-d
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
-.PHONY: deps build run test race fuzz bench-doctor clean
+.PHONY: deps build run test race fuzz bench bench-doctor clean
 
 # Install the C headers Fyne's OpenGL driver builds against, when missing.
 deps:
@@ -34,11 +34,19 @@ test: deps
 race: deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
-# Fuzz every parser for FUZZTIME each.
+# Fuzz every parser (doctor, paste, dataset readers) for FUZZTIME each.
 fuzz:
-	@for t in $$($(GO) test -list 'Fuzz.*' ./gpu/ | grep ^Fuzz); do \
-	  echo "== $$t"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./gpu/ || exit 1; \
+	@for p in ./gpu/ ./trainer/data/; do \
+	  for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
+	    echo "== $$p $$t"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+	  done; \
 	done
+
+# Benchmarks against the references (bench/): see README.
+bench: build
+	bench/doctor.sh
+	bench/train-speed.sh
+	bench/mnist-accuracy.sh
 
 # The quick check against python -m torch.utils.collect_env (bench/doctor.sh).
 bench-doctor: build

@@ -2,8 +2,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -11,12 +14,15 @@ import (
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	_ "gpuwizard/app/internal/localefix" // before Fyne reads the locale
 	"gpuwizard/assets"
 	"gpuwizard/gpu"
+	"gpuwizard/trainer"
+	"gpuwizard/trainer/data"
 )
 
 // Checker runs the doctor; tests pass a fake.
@@ -29,6 +35,16 @@ func PasteChecker(text string) (gpu.Report, error) {
 		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
 	}
 	return gpu.Diagnose(gpu.ParsePaste(text, time.Now()), m), nil
+}
+
+// DeepChecker is LiveChecker with the deep check (a real matmul and conv2d
+// per GPU through each Python with torch).
+func DeepChecker(ctx context.Context) (gpu.Report, error) {
+	m, err := gpu.LoadMatrix()
+	if err != nil {
+		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
+	}
+	return gpu.Diagnose(gpu.Probe(ctx, gpu.Options{Deep: true}), m), nil
 }
 
 // LiveChecker probes this machine and judges it.
@@ -45,13 +61,81 @@ func Run(ctx context.Context) error {
 	a := fyneapp.NewWithID("io.gpuwizard.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("gpuwizard")
-	c := newCheckView(ctx, LiveChecker)
-	c.paste = PasteChecker
-	w.SetContent(c.content)
-	w.Resize(fyne.NewSize(960, 640))
-	c.run()
+	wz := newWizard(ctx, a, w, LiveDeps())
+	w.SetContent(wz.content)
+	w.Resize(fyne.NewSize(1100, 760))
+	w.SetCloseIntercept(func() { wz.confirmClose() })
 	w.ShowAndRun()
 	return nil
+}
+
+// LiveDeps are the real machine, file dialogs and trainer.
+func LiveDeps() Deps {
+	return Deps{
+		Check:    LiveChecker,
+		Deep:     DeepChecker,
+		Paste:    PasteChecker,
+		LoadData: data.Load,
+		Train:    trainer.RunWithOptions,
+		Probe:    LiveProbe,
+		PickFolder: func(w fyne.Window, done func(string)) {
+			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+				if err != nil || u == nil {
+					done("")
+					return
+				}
+				done(u.Path())
+			}, w)
+		},
+		PickFile: func(w fyne.Window, done func(string)) {
+			dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+				if err != nil || r == nil {
+					done("")
+					return
+				}
+				r.Close()
+				done(r.URI().Path())
+			}, w)
+		},
+		SaveFile: func(w fyne.Window, name string, done func(string)) {
+			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+				if err != nil || wc == nil {
+					done("")
+					return
+				}
+				wc.Close()
+				done(wc.URI().Path())
+			}, w)
+			d.SetFileName(name)
+			d.Show()
+		},
+	}
+}
+
+// LiveProbe asks the doctor whether the trainer could use a GPU.
+func LiveProbe(ctx context.Context) trainer.DeviceStatus {
+	rep, err := LiveChecker(ctx)
+	if err != nil {
+		return trainer.DeviceStatus{Reason: err.Error()}
+	}
+	ok, name, reason := rep.DriverReady()
+	return trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
+}
+
+// confirmClose asks before closing the window during training, then stops
+// the run cleanly (a resumable checkpoint is written) and closes.
+func (wz *wizard) confirmClose() {
+	if !wz.train.running() {
+		wz.win.Close()
+		return
+	}
+	dialog.ShowConfirm("Training is running",
+		"Stop training and quit? The run is saved and can be resumed later.",
+		func(ok bool) {
+			if ok {
+				wz.train.stopThen(wz.win.Close)
+			}
+		}, wz.win)
 }
 
 // checkView shows the doctor's verdict and findings. The check runs in a
@@ -60,12 +144,20 @@ type checkView struct {
 	ctx      context.Context
 	check    Checker
 	paste    func(text string) (gpu.Report, error)
+	onReport func(gpu.Report) // called with every check of this machine
+	deep     func(ctx context.Context) (gpu.Report, error)
+	last     *gpu.Report // the report on screen
+	busy     bool
 	report   *widget.Entry // a report pasted from another machine
 	source   *widget.Label // what the findings below are about
 	verdict  *widget.Label
 	progress *widget.ProgressBarInfinite
 	list     *fyne.Container
 	rerun    *widget.Button
+	deepBtn  *widget.Button
+	saveBtn  *widget.Button
+	win      fyne.Window
+	saveFile func(w fyne.Window, name string, done func(string))
 	content  fyne.CanvasObject
 	wg       sync.WaitGroup // the running check, for tests
 }
@@ -78,6 +170,8 @@ func newCheckView(ctx context.Context, check Checker) *checkView {
 	c.progress = widget.NewProgressBarInfinite()
 	c.list = container.NewVBox()
 	c.rerun = widget.NewButtonWithIcon("Check this machine again", theme.ViewRefreshIcon(), c.run)
+	c.deepBtn = widget.NewButtonWithIcon("Deep check (runs the GPU through PyTorch)", theme.SearchReplaceIcon(), c.runDeep)
+	c.saveBtn = widget.NewButtonWithIcon("Save report…", theme.DocumentSaveIcon(), c.save)
 	c.source = widget.NewLabel("This machine")
 	c.source.TextStyle = fyne.TextStyle{Italic: true}
 	c.report = widget.NewMultiLineEntry()
@@ -88,7 +182,7 @@ func newCheckView(ctx context.Context, check Checker) *checkView {
 	pasteBox := widget.NewAccordion(widget.NewAccordionItem("Diagnose a report pasted from another machine",
 		container.NewBorder(nil, container.NewHBox(diagnose), nil, nil, c.report)))
 	top := container.NewVBox(title, pasteBox, c.source, c.verdict, c.progress)
-	c.content = container.NewBorder(top, container.NewHBox(c.rerun), nil, nil, container.NewVScroll(c.list))
+	c.content = container.NewBorder(top, container.NewHBox(c.rerun, c.deepBtn, c.saveBtn), nil, nil, container.NewVScroll(c.list))
 	return c
 }
 
@@ -119,16 +213,71 @@ func (c *checkView) diagnosePaste() {
 }
 
 func (c *checkView) run() {
+	c.runWith(c.check, "Checking the GPU, driver, CUDA and Python frameworks…")
+}
+
+// runDeep runs the deep check (seconds to a minute) in the background.
+func (c *checkView) runDeep() {
+	if c.deep == nil {
+		return
+	}
+	c.runWith(c.deep, "Deep check: running a matmul and a convolution on each GPU through every Python with torch…")
+}
+
+func (c *checkView) running() bool { return c.busy }
+
+func (c *checkView) runWith(check Checker, what string) {
+	if c.busy || check == nil {
+		return
+	}
+	c.busy = true
 	c.source.SetText("This machine")
+	c.verdict.SetText(what)
+	c.verdict.Importance = widget.MediumImportance
+	c.verdict.Refresh()
 	c.rerun.Disable()
+	c.deepBtn.Disable()
 	c.progress.Show()
 	c.progress.Start()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		rep, err := c.check(c.ctx)
-		fyne.DoAndWait(func() { c.show(rep, err) })
+		rep, err := check(c.ctx)
+		fyne.DoAndWait(func() {
+			c.busy = false
+			c.deepBtn.Enable()
+			c.show(rep, err)
+			if err == nil && c.onReport != nil {
+				c.onReport(rep)
+			}
+		})
 	}()
+}
+
+// save writes the report on screen as Markdown and JSON side by side.
+func (c *checkView) save() {
+	if c.last == nil || c.saveFile == nil {
+		return
+	}
+	rep := *c.last
+	c.saveFile(c.win, "gpuwizard-report.md", func(p string) {
+		if p == "" {
+			return
+		}
+		base := strings.TrimSuffix(p, filepath.Ext(p))
+		var md, js bytes.Buffer
+		rep.WriteMarkdown(&md)
+		rep.WriteJSON(&js)
+		err := os.WriteFile(base+".md", md.Bytes(), 0o644)
+		if err == nil {
+			err = os.WriteFile(base+".json", js.Bytes(), 0o644)
+		}
+		if err != nil {
+			c.source.SetText("Saving the report failed: " + err.Error())
+			return
+		}
+		c.source.SetText("Report saved to " + base + ".md and " + base + ".json")
+	})
 }
 
 func (c *checkView) show(rep gpu.Report, err error) {
@@ -140,6 +289,7 @@ func (c *checkView) show(rep gpu.Report, err error) {
 		c.verdict.SetText("The check failed: " + err.Error())
 		return
 	}
+	c.last = &rep
 	c.verdict.SetText(rep.Verdict)
 	c.verdict.Importance = widget.DangerImportance
 	if rep.Ready {

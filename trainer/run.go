@@ -479,3 +479,41 @@ func resultsCSV(h []EpochResult) []byte {
 	}
 	return []byte(b.String())
 }
+
+// EstimateEpoch times a few training steps of the model cfg and ds would
+// build (on random data) and returns the expected seconds per epoch.
+func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Duration, error) {
+	r := &runner{cfg: cfg, ds: ds}
+	spec, err := r.spec()
+	if err != nil {
+		return 0, err
+	}
+	net, err := model.Build(spec, cfg.Batch, cfg.Seed)
+	if err != nil {
+		return 0, fmt.Errorf("trainer: %w", err)
+	}
+	x := make([]float32, cfg.Batch*net.InputSize())
+	y := make([]float32, cfg.Batch*spec.Classes)
+	for i := range x {
+		x[i] = float32(i%255) / 255
+	}
+	for i := 0; i < cfg.Batch; i++ {
+		y[i*spec.Classes+i%spec.Classes] = 1
+	}
+	const steps = 3
+	var elapsed time.Duration
+	for i := 0; i <= steps; i++ {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		t0 := time.Now()
+		if _, _, err := net.TrainStep(x, y); err != nil {
+			return 0, fmt.Errorf("trainer: %w", err)
+		}
+		if i > 0 { // the first step warms up
+			elapsed += time.Since(t0)
+		}
+	}
+	per := (ds.Train.Len() + cfg.Batch - 1) / cfg.Batch
+	return elapsed / steps * time.Duration(per), nil
+}

@@ -1,0 +1,219 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/trainer/data"
+)
+
+// datasetView is the Dataset step: the built-in dataset preselected, or a
+// folder or file the user picks, with its lint report and sample images.
+type datasetView struct {
+	wz       *wizard
+	path     *widget.Label
+	format   *widget.Label
+	lint     *widget.Label
+	samples  *fyne.Container
+	progress *widget.ProgressBarInfinite
+	loading  bool
+	err      error
+	detected string
+	content  fyne.CanvasObject
+}
+
+func newDatasetView(wz *wizard) *datasetView {
+	v := &datasetView{wz: wz}
+	v.path = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.path.Wrapping = fyne.TextWrapBreak
+	v.format = widget.NewLabel("")
+	v.format.Wrapping = fyne.TextWrapWord
+	v.lint = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	v.lint.Wrapping = fyne.TextWrapBreak
+	v.progress = widget.NewProgressBarInfinite()
+	v.progress.Hide()
+	v.samples = container.NewGridWrap(fyne.NewSize(84, 104))
+	folder := widget.NewButtonWithIcon("Choose folder…", theme.FolderOpenIcon(), func() {
+		if wz.deps.PickFolder != nil {
+			wz.deps.PickFolder(wz.win, func(p string) {
+				if p != "" {
+					v.load(p)
+				}
+			})
+		}
+	})
+	file := widget.NewButtonWithIcon("Choose file…", theme.FileIcon(), func() {
+		if wz.deps.PickFile != nil {
+			wz.deps.PickFile(wz.win, func(p string) {
+				if p != "" {
+					v.load(p)
+				}
+			})
+		}
+	})
+	builtin := widget.NewButtonWithIcon("Use the built-in dataset", theme.HomeIcon(), func() { v.load(data.Builtin) })
+	help := widget.NewLabel("Your images: one folder per class (cats/, dogs/ …), optionally inside train/ and val/ folders; or MNIST IDX files, CIFAR-10 batches. A YOLO data.yaml or a COCO .json is checked here; training on it comes later.")
+	help.Wrapping = fyne.TextWrapWord
+	help.Importance = widget.LowImportance
+	top := container.NewVBox(
+		widget.NewLabelWithStyle("Which images should the model learn?", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewHBox(builtin, folder, file), help, v.path, v.format, v.progress)
+	body := container.NewVBox(v.lint, widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
+	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(body))
+	return v
+}
+
+func (v *datasetView) enter() {
+	if v.wz.dataset == nil && !v.loading && v.err == nil {
+		v.load(v.wz.dataArg)
+	}
+}
+
+func (v *datasetView) leave() error {
+	switch {
+	case v.loading:
+		return errors.New("the dataset is still loading: wait a moment")
+	case v.detected == "yolo" || v.detected == "coco":
+		return errors.New("this is a detection dataset: it is checked above, but gpuwizard trains image classifiers for now; choose a folder of class folders")
+	case v.err != nil:
+		return fmt.Errorf("this dataset cannot be used: %w", v.err)
+	case v.wz.dataset == nil:
+		return errors.New("choose a dataset first")
+	}
+	return nil
+}
+
+// load reads a dataset in the background and shows its report.
+func (v *datasetView) load(path string) {
+	wz := v.wz
+	v.loading, v.err = true, nil
+	v.path.SetText(pathLabel(path))
+	v.format.SetText("Reading…")
+	v.lint.SetText("")
+	v.samples.RemoveAll()
+	v.progress.Show()
+	v.progress.Start()
+	cfg := wz.cfg
+	wz.background(func() {
+		format, derr := data.Detect(path)
+		var ds *data.Dataset
+		var lint *data.Lint
+		err := derr
+		if derr == nil {
+			if format == "yolo" || format == "coco" {
+				lint, err = data.LintDetection(path)
+			} else if wz.deps.LoadData != nil {
+				ds, err = wz.deps.LoadData(path, data.Options{ImageSize: cfg.ImageSize, Grey: cfg.Grey, ValSplit: cfg.ValSplit, Seed: cfg.Seed})
+				if ds != nil {
+					lint = ds.Lint
+				}
+			}
+		}
+		fyne.DoAndWait(func() { v.loaded(path, format, ds, lint, err) })
+	})
+}
+
+func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.Lint, err error) {
+	v.loading = false
+	v.progress.Stop()
+	v.progress.Hide()
+	v.detected, v.err = format, err
+	if err == nil && ds != nil {
+		v.wz.dataset, v.wz.dataArg = ds, path
+	} else if err != nil || format == "yolo" || format == "coco" {
+		v.wz.dataset = nil
+	}
+	switch {
+	case ds != nil:
+		s := fmt.Sprintf("Format: %s · %d classes · %d×%d, %d channel(s) · %d training, %d validation", ds.Format, len(ds.Classes), ds.Width, ds.Height, ds.Channels, ds.Train.Len(), ds.Val.Len())
+		if ds.Test != nil {
+			s += fmt.Sprintf(", %d test", ds.Test.Len())
+		}
+		s += " images"
+		if ds.Credit != "" {
+			s += "\n" + ds.Credit
+		}
+		v.format.SetText(s)
+	case format != "":
+		v.format.SetText("Format: " + format)
+	default:
+		v.format.SetText("")
+	}
+	text := ""
+	if lint != nil {
+		text = lint.Summary()
+	}
+	if err != nil {
+		text += "\n✖ " + err.Error()
+	}
+	v.lint.SetText(strings.TrimSpace(text))
+	v.samples.RemoveAll()
+	if ds != nil {
+		for _, o := range sampleGrid(ds, 24) {
+			v.samples.Add(o)
+		}
+	}
+}
+
+func pathLabel(p string) string {
+	if p == data.Builtin {
+		return "Built-in dataset: handwritten digits (an MNIST subset), ready to train"
+	}
+	return p
+}
+
+// sampleGrid shows up to n training images, round-robin over the classes.
+func sampleGrid(ds *data.Dataset, n int) []fyne.CanvasObject {
+	byClass := make([][]int, len(ds.Classes))
+	for i, y := range ds.Train.Labels {
+		if len(byClass[y]) < n {
+			byClass[y] = append(byClass[y], i)
+		}
+	}
+	var out []fyne.CanvasObject
+	for k := 0; len(out) < n; k++ {
+		added := false
+		for c := range byClass {
+			if k < len(byClass[c]) && len(out) < n {
+				img := canvas.NewImageFromImage(toImage(ds, ds.Train, byClass[c][k]))
+				img.FillMode = canvas.ImageFillContain
+				img.ScaleMode = canvas.ImageScalePixels
+				img.SetMinSize(fyne.NewSize(80, 80))
+				lbl := widget.NewLabelWithStyle(ds.Classes[c], fyne.TextAlignCenter, fyne.TextStyle{})
+				lbl.Truncation = fyne.TextTruncateEllipsis
+				out = append(out, container.NewBorder(nil, lbl, nil, nil, img))
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return out
+}
+
+// toImage turns a stored (planar) image back into an image.Image.
+func toImage(ds *data.Dataset, s *data.Split, i int) image.Image {
+	size := ds.ImageSize()
+	px := s.Pixels[i*size : (i+1)*size]
+	plane := ds.Width * ds.Height
+	if ds.Channels == 1 {
+		g := image.NewGray(image.Rect(0, 0, ds.Width, ds.Height))
+		copy(g.Pix, px)
+		return g
+	}
+	img := image.NewRGBA(image.Rect(0, 0, ds.Width, ds.Height))
+	for k := 0; k < plane; k++ {
+		img.Set(k%ds.Width, k/ds.Width, color.RGBA{px[k], px[plane+k], px[2*plane+k], 255})
+	}
+	return img
+}

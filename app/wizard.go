@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/gpu"
+	"gpuwizard/trainer"
+	"gpuwizard/trainer/data"
+)
+
+// Deps are the wizard's ways into the machine; tests pass fakes.
+type Deps struct {
+	Check    Checker                                                    // the doctor on this machine
+	Deep     Checker                                                    // the doctor with --deep
+	Paste    func(text string) (gpu.Report, error)                      // the doctor on a pasted report
+	LoadData func(path string, opt data.Options) (*data.Dataset, error) // a dataset and its lint
+	Train    func(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error)
+	Probe    trainer.DeviceProbe
+	// PickFolder and PickFile ask the user for a path (Fyne dialogs in the
+	// app); they call back with "" when cancelled.
+	PickFolder func(w fyne.Window, done func(string))
+	PickFile   func(w fyne.Window, done func(string))
+	SaveFile   func(w fyne.Window, name string, done func(string))
+}
+
+// step is one page of the wizard: data plus a view. Leave validates and
+// says why the user cannot go on.
+type step struct {
+	Title string
+	View  fyne.CanvasObject
+	Enter func()
+	Leave func() error
+}
+
+// wizard holds the window, the steps and what they share.
+type wizard struct {
+	ctx   context.Context
+	deps  Deps
+	app   fyne.App
+	win   fyne.Window
+	steps []*step
+	cur   int
+
+	// what the steps decide
+	report  *gpu.Report     // the last check of this machine
+	dataset *data.Dataset   // the chosen dataset
+	dataArg string          // its path, or "builtin"
+	cfg     trainer.Config  // the settings
+	result  *trainer.Result // the finished run
+	resume  trainer.Options // set to resume or extend a run
+
+	// widgets
+	crumbs  []*widget.Label
+	body    *fyne.Container
+	back    *widget.Button
+	next    *widget.Button
+	status  *widget.Label
+	content fyne.CanvasObject
+
+	check    *checkView
+	dataView *datasetView
+	settings *settingsView
+	train    *trainView
+	results  *resultsView
+
+	wg sync.WaitGroup // background work, for tests
+}
+
+func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizard {
+	wz := &wizard{ctx: ctx, deps: deps, app: a, win: w, dataArg: data.Builtin, cfg: trainer.Defaults()}
+	wz.check = newCheckView(ctx, deps.Check)
+	wz.check.paste = deps.Paste
+	wz.check.win, wz.check.saveFile = w, deps.SaveFile
+	wz.check.onReport = func(r gpu.Report) { wz.report = &r }
+	wz.check.deep = deps.Deep
+	wz.dataView = newDatasetView(wz)
+	wz.settings = newSettingsView(wz)
+	wz.train = newTrainView(wz)
+	wz.results = newResultsView(wz)
+	wz.steps = []*step{
+		{Title: "Check", View: wz.check.content, Enter: func() {
+			if wz.report == nil && !wz.check.running() {
+				wz.check.run()
+			}
+		}},
+		{Title: "Dataset", View: wz.dataView.content, Enter: wz.dataView.enter, Leave: wz.dataView.leave},
+		{Title: "Settings", View: wz.settings.content, Enter: wz.settings.enter, Leave: wz.settings.leave},
+		{Title: "Train", View: wz.train.content, Enter: wz.train.enter, Leave: wz.train.leave},
+		{Title: "Results", View: wz.results.content, Enter: wz.results.enter},
+	}
+	crumbs := container.NewHBox()
+	for i, s := range wz.steps {
+		l := widget.NewLabel(fmt.Sprintf("%d %s", i+1, s.Title))
+		wz.crumbs = append(wz.crumbs, l)
+		crumbs.Add(l)
+		if i < len(wz.steps)-1 {
+			crumbs.Add(widget.NewLabel("›"))
+		}
+	}
+	wz.back = widget.NewButtonWithIcon("Back", theme.NavigateBackIcon(), func() { wz.show(wz.cur - 1) })
+	wz.next = widget.NewButtonWithIcon("Next", theme.NavigateNextIcon(), wz.goNext)
+	wz.next.IconPlacement = widget.ButtonIconTrailingText
+	wz.next.Importance = widget.HighImportance
+	wz.status = widget.NewLabel("")
+	wz.status.Importance = widget.DangerImportance
+	wz.status.Wrapping = fyne.TextWrapWord
+	wz.body = container.NewStack()
+	nav := container.NewBorder(nil, nil, wz.back, wz.next, wz.status)
+	wz.content = container.NewBorder(container.NewVBox(crumbs, widget.NewSeparator()), container.NewVBox(widget.NewSeparator(), nav), nil, nil, wz.body)
+	wz.show(0)
+	return wz
+}
+
+// goNext validates the current step and moves on.
+func (wz *wizard) goNext() {
+	if s := wz.steps[wz.cur]; s.Leave != nil {
+		if err := s.Leave(); err != nil {
+			wz.status.SetText(err.Error())
+			return
+		}
+	}
+	wz.show(wz.cur + 1)
+}
+
+// show switches to step i.
+func (wz *wizard) show(i int) {
+	if i < 0 || i >= len(wz.steps) {
+		return
+	}
+	wz.cur = i
+	wz.status.SetText("")
+	for k, l := range wz.crumbs {
+		l.TextStyle = fyne.TextStyle{Bold: k == i}
+		l.Importance = widget.LowImportance
+		if k == i {
+			l.Importance = widget.HighImportance
+		}
+		l.Refresh()
+	}
+	wz.body.Objects = []fyne.CanvasObject{wz.steps[i].View}
+	wz.body.Refresh()
+	wz.back.Disable()
+	if i > 0 && !(i == 3 && wz.train.running()) {
+		wz.back.Enable()
+	}
+	wz.next.SetText("Next")
+	wz.next.Enable()
+	if i == len(wz.steps)-1 {
+		wz.next.Disable()
+	}
+	if s := wz.steps[i]; s.Enter != nil {
+		s.Enter()
+	}
+}
+
+// refreshNav re-applies the navigation rules (after training starts or ends).
+func (wz *wizard) refreshNav() {
+	if wz.cur == 3 {
+		if wz.train.running() {
+			wz.back.Disable()
+			wz.next.Disable()
+		} else {
+			wz.back.Enable()
+			if wz.result != nil {
+				wz.next.Enable()
+			} else {
+				wz.next.Disable()
+			}
+		}
+	}
+}
+
+// background runs f off the UI goroutine, tracked for tests.
+func (wz *wizard) background(f func()) {
+	wz.wg.Add(1)
+	go func() {
+		defer wz.wg.Done()
+		f()
+	}()
+}
