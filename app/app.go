@@ -146,7 +146,8 @@ type checkView struct {
 	paste    func(text string) (gpu.Report, error)
 	onReport func(gpu.Report) // called with every check of this machine
 	deep     func(ctx context.Context) (gpu.Report, error)
-	last     *gpu.Report // the report on screen
+	last     *gpu.Report  // the report on screen
+	do       func(func()) // runs on the UI goroutine; nil: fyne.DoAndWait
 	busy     bool
 	report   *widget.Entry // a report pasted from another machine
 	source   *widget.Label // what the findings below are about
@@ -205,11 +206,19 @@ func (c *checkView) diagnosePaste() {
 	go func() {
 		defer c.wg.Done()
 		rep, err := paste(text)
-		fyne.DoAndWait(func() {
+		c.ui(func() {
 			c.show(rep, err)
 			c.source.SetText(fmt.Sprintf("Pasted report (%d lines)", strings.Count(text, "\n")+1))
 		})
 	}()
+}
+
+func (c *checkView) ui(f func()) {
+	if c.do != nil {
+		c.do(f)
+		return
+	}
+	fyne.DoAndWait(f)
 }
 
 func (c *checkView) run() {
@@ -243,7 +252,7 @@ func (c *checkView) runWith(check Checker, what string) {
 	go func() {
 		defer c.wg.Done()
 		rep, err := check(c.ctx)
-		fyne.DoAndWait(func() {
+		c.ui(func() {
 			c.busy = false
 			c.deepBtn.Enable()
 			c.show(rep, err)

@@ -118,7 +118,7 @@ func (v *datasetView) load(path string) {
 				}
 			}
 		}
-		fyne.DoAndWait(func() { v.loaded(path, format, ds, lint, err) })
+		v.wz.ui(func() { v.loaded(path, format, ds, lint, err) })
 	})
 }
 

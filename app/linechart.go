@@ -131,7 +131,7 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	r.title.Text = c.Title
 	r.title.Move(fyne.NewPos(pad*2, pad))
 	head := r.title.MinSize().Height + pad
-	plotX, plotY := pad*2+40, head+pad
+	plotX, plotY := pad*2+52, head+pad
 	plotW, plotH := size.Width-plotX-pad*2, size.Height-plotY-pad*2
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,11 +160,11 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 			ymin, ymax = math.Min(ymin, s.Y[k]), math.Max(ymax, s.Y[k])
 		}
 	}
-	if c.YMin != c.YMax {
-		ymin, ymax = c.YMin, c.YMax
-	}
 	if math.IsInf(xmin, 0) {
 		xmin, xmax, ymin, ymax = 0, 1, 0, 1
+	}
+	if c.YMin != c.YMax {
+		ymin, ymax = c.YMin, c.YMax
 	}
 	if xmax == xmin {
 		xmax = xmin + 1

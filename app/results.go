@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -19,15 +20,16 @@ import (
 
 // resultsView is the Results step.
 type resultsView struct {
-	wz      *wizard
-	summary *widget.Label
-	table   *fyne.Container
-	confuse *fyne.Container
-	samples *fyne.Container
-	folder  *widget.Label
-	tryOut  *widget.Label
-	more    *widget.Entry
-	content fyne.CanvasObject
+	wz        *wizard
+	summary   *widget.Label
+	table     *fyne.Container
+	confuse   *fyne.Container
+	samples   *fyne.Container
+	folder    *widget.Label
+	tryOut    *widget.Label
+	more      *widget.Entry
+	resumeBtn *widget.Button
+	content   fyne.CanvasObject
 }
 
 func newResultsView(wz *wizard) *resultsView {
@@ -51,7 +53,8 @@ func newResultsView(wz *wizard) *resultsView {
 		}
 	})
 	try := widget.NewButtonWithIcon("Try an image…", theme.FileImageIcon(), v.tryImage)
-	resume := widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { v.again(0) })
+	v.resumeBtn = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { v.again(0) })
+	resume := v.resumeBtn
 	more := widget.NewButtonWithIcon("Train more epochs", theme.ContentAddIcon(), func() {
 		if err := v.more.Validate(); err != nil {
 			wz.status.SetText(err.Error())
@@ -80,6 +83,11 @@ func (v *resultsView) enter() {
 		v.summary.SetText("No results yet: train a model first.")
 		return
 	}
+	if res.Stopped == "stopped by the user" {
+		v.resumeBtn.Enable()
+	} else {
+		v.resumeBtn.Disable()
+	}
 	m := res.Test
 	split := "test"
 	if m == nil {
@@ -91,7 +99,7 @@ func (v *resultsView) enter() {
 		return
 	}
 	v.summary.SetText(fmt.Sprintf("Accuracy on the %s images: %.2f%% (top-5 %.2f%%, loss %.4f) · best epoch %d of %d · trained on %s",
-		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, res.Device))
+		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, strings.ToUpper(res.Device)))
 	v.folder.SetText("Run folder: " + res.RunDir + "  (args.yaml, results.csv, best.ckpt, last.ckpt, labels.txt)")
 	grid := container.NewGridWithColumns(5, bold("class"), bold("precision"), bold("recall"), bold("F1"), bold("images"))
 	for _, c := range m.PerClass {
@@ -101,7 +109,7 @@ func (v *resultsView) enter() {
 		grid.Add(widget.NewLabel(fmt.Sprintf("%.3f", c.F1)))
 		grid.Add(widget.NewLabel(strconv.Itoa(c.Support)))
 	}
-	v.table.Add(grid)
+	v.table.Add(container.NewHBox(grid))
 	if n := len(m.Confusion); n > 0 && n <= 20 {
 		cm := container.NewGridWithColumns(n + 1)
 		cm.Add(widget.NewLabel(""))
@@ -120,7 +128,7 @@ func (v *resultsView) enter() {
 				cm.Add(l)
 			}
 		}
-		v.confuse.Add(cm)
+		v.confuse.Add(container.NewHBox(cm))
 	}
 	v.showSamples(res)
 }
@@ -169,7 +177,7 @@ func (v *resultsView) showSamples(res *trainer.Result) {
 				wrong = append(wrong, cell)
 			}
 		}
-		fyne.DoAndWait(func() {
+		v.wz.ui(func() {
 			for _, o := range append(right, wrong...) {
 				v.samples.Add(o)
 			}
@@ -202,7 +210,7 @@ func (v *resultsView) tryImage() {
 					text += fmt.Sprintf("  %s %.1f%%", preds[i].Class, 100*preds[i].Prob)
 				}
 			}
-			fyne.DoAndWait(func() { v.tryOut.SetText(text) })
+			v.wz.ui(func() { v.tryOut.SetText(text) })
 		})
 	})
 }

@@ -187,7 +187,7 @@ func (v *settingsView) enter() {
 			v.rejected.Add(container.NewVBox(opt, note))
 		}
 		if len(r.Facts.NVML.GPUs) == 0 {
-			note := widget.NewLabel("No GPU: " + r.Verdict)
+			note := widget.NewLabel("No GPU to choose: " + reason)
 			note.Wrapping = fyne.TextWrapWord
 			note.Importance = widget.LowImportance
 			v.rejected.Add(note)
@@ -234,7 +234,7 @@ func (v *settingsView) runEstimate() {
 	v.estimate.SetText("Measuring a few steps…")
 	v.wz.background(func() {
 		d, err := trainer.EstimateEpoch(v.wz.ctx, c, ds)
-		fyne.DoAndWait(func() {
+		v.wz.ui(func() {
 			if err != nil {
 				v.estimate.SetText(err.Error())
 				return

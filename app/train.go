@@ -50,7 +50,7 @@ type trainView struct {
 
 func newTrainView(wz *wizard) *trainView {
 	v := &trainView{wz: wz}
-	v.device = widget.NewLabelWithStyle("Device: not started", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.device = widget.NewLabelWithStyle("Device: chosen when training starts", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.device.Wrapping = fyne.TextWrapWord
 	v.progress = widget.NewProgressBar()
 	v.where = widget.NewLabel("")
@@ -58,6 +58,7 @@ func newTrainView(wz *wizard) *trainView {
 	v.acc = NewLineChart("Accuracy %", &Series{Name: "train", Color: colTrain}, &Series{Name: "val", Color: colVal})
 	v.acc.YMin, v.acc.YMax, v.acc.Format = 0, 100, "%.0f"
 	v.lr = NewLineChart("Learning rate", &Series{Name: "lr", Color: colOther})
+	v.lr.Format = "%.1e"
 	v.speed = NewLineChart("Images / s", &Series{Name: "img/s", Color: colOther})
 	v.speed.Format = "%.0f"
 	v.log = widget.NewMultiLineEntry()
@@ -72,7 +73,9 @@ func newTrainView(wz *wizard) *trainView {
 	v.stop.Disable()
 	top := container.NewVBox(v.device, container.NewBorder(nil, nil, nil, container.NewHBox(v.start, v.pause, v.stop), v.progress), v.where)
 	charts := container.NewGridWithColumns(2, v.loss, v.acc, v.lr, v.speed)
-	v.content = container.NewBorder(top, nil, nil, nil, container.NewVSplit(charts, v.log))
+	split := container.NewVSplit(charts, v.log)
+	split.Offset = 0.72
+	v.content = container.NewBorder(top, nil, nil, nil, split)
 	return v
 }
 
@@ -86,6 +89,11 @@ func (v *trainView) enter() {
 	v.wz.refreshNav()
 	if !v.running() && v.wz.result == nil {
 		v.where.SetText("Ready: " + describe(v.wz.cfg))
+		dev := "Automatic (the GPU when it can be used, else the CPU, with the reason)"
+		if v.wz.cfg.Device == "cpu" {
+			dev = "CPU (chosen in Settings)"
+		}
+		v.device.SetText("Device: " + dev)
 	}
 }
 
@@ -153,7 +161,7 @@ func (v *trainView) begin() {
 		res, err := wz.deps.Train(ctx, cfg, events, opts)
 		close(events)
 		<-done
-		fyne.DoAndWait(func() { v.finished(res, err) })
+		wz.ui(func() { v.finished(res, err) })
 		close(ended)
 	})
 	wz.background(func() {
@@ -167,7 +175,7 @@ func (v *trainView) begin() {
 				if !ok {
 					if len(batch) > 0 {
 						b := batch
-						fyne.DoAndWait(func() { v.apply(b) })
+						wz.ui(func() { v.apply(b) })
 					}
 					return
 				}
@@ -176,7 +184,7 @@ func (v *trainView) begin() {
 				if len(batch) > 0 {
 					b := batch
 					batch = nil
-					fyne.DoAndWait(func() { v.apply(b) })
+					wz.ui(func() { v.apply(b) })
 				}
 			}
 		}
@@ -289,6 +297,6 @@ func (v *trainView) stopThen(f func()) {
 	v.halt()
 	v.wz.background(func() {
 		<-ended
-		fyne.Do(f)
+		v.wz.uiAsync(f)
 	})
 }

@@ -28,6 +28,10 @@ type Deps struct {
 	PickFolder func(w fyne.Window, done func(string))
 	PickFile   func(w fyne.Window, done func(string))
 	SaveFile   func(w fyne.Window, name string, done func(string))
+	// UI runs f on the UI goroutine and waits (fyne.DoAndWait); UIAsync
+	// does not wait (fyne.Do). Tests pass one serial loop for both.
+	UI      func(f func())
+	UIAsync func(f func())
 }
 
 // step is one page of the wizard: data plus a view. Leave validates and
@@ -79,6 +83,7 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.check.paste = deps.Paste
 	wz.check.win, wz.check.saveFile = w, deps.SaveFile
 	wz.check.onReport = func(r gpu.Report) { wz.report = &r }
+	wz.check.do = wz.ui
 	wz.check.deep = deps.Deep
 	wz.dataView = newDatasetView(wz)
 	wz.settings = newSettingsView(wz)
@@ -175,6 +180,24 @@ func (wz *wizard) refreshNav() {
 			}
 		}
 	}
+}
+
+// ui runs f on the UI goroutine and waits.
+func (wz *wizard) ui(f func()) {
+	if wz.deps.UI != nil {
+		wz.deps.UI(f)
+		return
+	}
+	fyne.DoAndWait(f)
+}
+
+// uiAsync runs f on the UI goroutine without waiting.
+func (wz *wizard) uiAsync(f func()) {
+	if wz.deps.UIAsync != nil {
+		wz.deps.UIAsync(f)
+		return
+	}
+	fyne.Do(f)
 }
 
 // background runs f off the UI goroutine, tracked for tests.

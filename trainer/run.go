@@ -195,11 +195,11 @@ func (r *runner) selectDevice(ctx context.Context) error {
 		r.device = "cpu"
 		switch {
 		case !asked:
-			r.reason = "auto: the GPU was not checked, so the CPU"
+			r.reason = "automatic choice; the GPU was not checked"
 		case st.CUDAUsable:
-			r.reason = fmt.Sprintf("auto: the GPU %s is ready but %s; training on the CPU", st.GPU, noExecutor)
+			r.reason = fmt.Sprintf("automatic choice; the GPU %s is ready but %s", st.GPU, noExecutor)
 		default:
-			r.reason = "auto: no usable GPU (" + st.Reason + "); training on the CPU"
+			r.reason = "automatic choice; no usable GPU: " + st.Reason
 		}
 	}
 	return nil
