@@ -9,7 +9,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-d
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
-.PHONY: deps build run test race fuzz bench bench-doctor clean
+.PHONY: deps build run test race fuzz bench bench-doctor install uninstall package gui-smoke clean
 
 # Install the C headers Fyne's OpenGL driver builds against, when missing.
 deps:
@@ -51,6 +51,47 @@ bench: build
 # The quick check against python -m torch.utils.collect_env (bench/doctor.sh).
 bench-doctor: build
 	bench/doctor.sh
+
+# Install for the current user: binary, icon and menu entry under ~/.local.
+# The menu entry runs the binary by its full path (no PATH change needed).
+BINDIR  := $(HOME)/.local/bin
+ICONDIR := $(HOME)/.local/share/icons/hicolor/512x512/apps
+APPDIR  := $(HOME)/.local/share/applications
+APPID   := io.gpuwizard.app
+
+install: build
+	install -D -m 755 $(BIN) $(BINDIR)/gpuwizard
+	install -D -m 644 assets/icon.png $(ICONDIR)/$(APPID).png
+	mkdir -p $(APPDIR)
+	printf '%s\n' '[Desktop Entry]' 'Type=Application' 'Name=gpuwizard' \
+	  'GenericName=GPU training doctor' \
+	  'Comment=Find out why deep-learning training will not use your NVIDIA GPU, fix it, and train' \
+	  'Exec=$(BINDIR)/gpuwizard' 'Icon=$(ICONDIR)/$(APPID).png' 'Terminal=false' \
+	  'Categories=Development;Science;' 'Keywords=gpu;cuda;nvidia;pytorch;yolo;training;' \
+	  'StartupWMClass=gpuwizard' > $(APPDIR)/$(APPID).desktop
+	-command -v update-desktop-database >/dev/null && update-desktop-database $(APPDIR)
+	@echo "Installed: $(BINDIR)/gpuwizard and a menu entry ($(APPDIR)/$(APPID).desktop)"
+
+uninstall:
+	rm -f $(BINDIR)/gpuwizard $(ICONDIR)/$(APPID).png $(APPDIR)/$(APPID).desktop
+	-command -v update-desktop-database >/dev/null && update-desktop-database $(APPDIR)
+
+# A tar.xz with the binary, .desktop file and icon, made by Fyne's tool
+# (FyneApp.toml is restored: the tool bumps its Build number).
+package: deps
+	mkdir -p dist
+	cp FyneApp.toml dist/.FyneApp.toml.keep
+	$(GO) tool fyne package -os linux --release --tags $(TAGS) --name gpuwizard --icon assets/icon.png || { mv dist/.FyneApp.toml.keep FyneApp.toml; exit 1; }
+	mv dist/.FyneApp.toml.keep FyneApp.toml
+	mv gpuwizard.tar.xz dist/
+	@echo "Package: dist/gpuwizard.tar.xz"
+
+# Start the real window under Xvfb, click through to training on the
+# built-in dataset, and save a screenshot of each step in dist/screenshots.
+gui-smoke: build
+	@command -v xvfb-run >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xauth xdotool imagemagick libgl1-mesa-dri; }
+	app/gui-smoke.sh
 
 clean:
 	rm -rf bin dist

@@ -353,5 +353,24 @@ func findingCard(f gpu.Finding) fyne.CanvasObject {
 		}
 	}
 	icon := widget.NewIcon(severityIcon(f.Severity))
-	return widget.NewCard("", "", container.NewBorder(nil, nil, container.NewVBox(icon), nil, container.NewVBox(head, body)))
+	// Errors and warnings open with their evidence and fix; the rest folds.
+	toggle := widget.NewButtonWithIcon("", theme.MenuDropDownIcon(), nil)
+	toggle.Importance = widget.LowImportance
+	toggle.OnTapped = func() {
+		if body.Visible() {
+			body.Hide()
+			toggle.SetIcon(theme.MenuExpandIcon())
+		} else {
+			body.Show()
+			toggle.SetIcon(theme.MenuDropDownIcon())
+		}
+	}
+	if f.Severity == gpu.SevInfo || f.Severity == gpu.SevOK {
+		body.Hide()
+		toggle.SetIcon(theme.MenuExpandIcon())
+	}
+	if len(body.Objects) == 0 {
+		toggle.Hide()
+	}
+	return widget.NewCard("", "", container.NewBorder(nil, nil, container.NewVBox(icon), container.NewVBox(toggle), container.NewVBox(head, body)))
 }

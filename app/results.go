@@ -65,9 +65,11 @@ func newResultsView(wz *wizard) *resultsView {
 	})
 	export := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), v.export)
 	actions := container.NewHBox(open, try, resume, widget.NewLabel("or"), more, container.NewGridWrap(fyne.NewSize(60, 36), v.more), export)
-	body := container.NewVBox(v.summary, v.folder, actions, v.tryOut,
-		widget.NewLabelWithStyle("Per class (best model)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.table,
-		widget.NewLabelWithStyle("Confusion matrix (rows: true class, columns: predicted)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.confuse,
+	tables := container.NewHBox(
+		container.NewVBox(widget.NewLabelWithStyle("Per class (best model)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.table),
+		widget.NewSeparator(),
+		container.NewVBox(widget.NewLabelWithStyle("Confusion matrix (rows: true, columns: predicted)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.confuse))
+	body := container.NewVBox(v.summary, v.folder, actions, v.tryOut, tables,
 		widget.NewLabelWithStyle("Sample predictions (✔ right, ✖ wrong)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
 	v.content = container.NewVScroll(body)
 	return v

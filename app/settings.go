@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -166,6 +167,7 @@ func (v *settingsView) preset(name string) {
 	case "thorough":
 		c.Epochs, c.Patience, c.WarmupEpochs = 30, 5, 2
 	}
+	c.Project = v.wz.cfg.Project
 	v.set(c)
 }
 
@@ -216,8 +218,22 @@ func (v *settingsView) restore() {
 		}
 	}
 	c.Data = v.wz.dataArg
+	c.Project = runsFolder(c.Project)
 	v.wz.cfg = c
 	v.set(c)
+}
+
+// runsFolder anchors a relative runs folder in the user's home: an app
+// started from a file manager may run in "/", where it cannot write.
+func runsFolder(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	return filepath.Join(home, "gpuwizard", p)
 }
 
 func (v *settingsView) runEstimate() {

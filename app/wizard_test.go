@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -230,4 +231,31 @@ func TestLineChartRendering(t *testing.T) {
 	if shown == 0 || shown > 200 {
 		t.Fatalf("%d segments drawn for 500 points", shown)
 	}
+}
+
+// BenchmarkChartsFrame is one refresh of the Train step's four charts
+// (two series of 2,000 points each): its CPU cost ×10 per second must stay
+// well under a quarter of a core (the GL painting comes on top).
+func BenchmarkChartsFrame(b *testing.B) {
+	test.NewTempApp(b)
+	var charts []*LineChart
+	for i := 0; i < 4; i++ {
+		c := NewLineChart("c", &Series{Name: "a", Color: colTrain}, &Series{Name: "b", Color: colVal})
+		for k := 0; k < 2000; k++ {
+			c.Append(0, float64(k), float64(k%97))
+			c.Append(1, float64(k), float64(k%89))
+		}
+		charts = append(charts, c)
+	}
+	w := test.NewTempWindow(b, container.NewGridWithColumns(2, charts[0], charts[1], charts[2], charts[3]))
+	w.Resize(fyne.NewSize(1100, 500))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range charts {
+			c.Append(0, 2001, 1)
+			test.WidgetRenderer(c).Layout(c.Size())
+		}
+	}
+	perFrame := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(perFrame*10*100, "%core@10Hz")
 }
