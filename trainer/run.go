@@ -344,12 +344,13 @@ func (r *runner) loop(ctx context.Context) error {
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		train.Shuffle(cfg.Seed*1000003 + int64(epoch))
 		epStart := time.Now()
+		epochStep := gstep // a stopped epoch is redone from here on resume
 		var lossSum float64
 		var correct, seen int
 		var lr float32
 		for s := 0; train.Next(); s++ {
 			if !r.opts.Control.wait(ctx) {
-				ck := r.checkpoint(epoch, gstep, bestEpoch, bestAcc, false)
+				ck := r.checkpoint(epoch, epochStep, bestEpoch, bestAcc, false)
 				if err := SaveCheckpoint(r.opts.FS, lastPath, ck); err != nil {
 					return fmt.Errorf("trainer: stopping: %w", err)
 				}
@@ -383,7 +384,7 @@ func (r *runner) loop(ctx context.Context) error {
 			perStep := time.Since(runStart) / time.Duration(stepsDone)
 			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: s + 1, Steps: spe, GlobalStep: gstep,
 				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(lr),
-				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(total-gstep), Device: r.device})
+				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-gstep, 0)), Device: r.device})
 		}
 		val := r.evaluate(ds.Val, "val")
 		er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(epStart).Seconds(), TrainLoss: lossSum / float64(max(seen, 1)),
@@ -412,7 +413,7 @@ func (r *runner) loop(ctx context.Context) error {
 		r.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: spe, Step: spe, GlobalStep: gstep,
 			Loss: er.TrainLoss, Accuracy: er.TrainAcc, ValLoss: er.ValLoss, ValAccuracy: er.ValAcc, LR: er.LR,
 			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device,
-			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(total-gstep)})
+			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(max(total-gstep, 0))})
 		if cfg.Patience > 0 && epoch+1-bestEpoch >= cfg.Patience && !finished {
 			r.res.Stopped = fmt.Sprintf("early stopping: no better validation accuracy for %d epochs (best %.2f%% at epoch %d)", cfg.Patience, 100*bestAcc, bestEpoch)
 			r.em.send(ctx, Event{Kind: EventLog, Message: r.res.Stopped})
