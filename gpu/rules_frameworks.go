@@ -139,28 +139,12 @@ func (j *judge) driverUpgradeSteps() []Step {
 func (j *judge) torchArchs(env PythonEnv, pk Package) (sass, ptx []string, src string) {
 	for _, d := range j.f.Deep {
 		if d.Interpreter == env.Interpreter && len(d.ArchList) > 0 {
-			for _, a := range d.ArchList {
-				if x := ArchFromSM(a); x != "" {
-					if strings.HasPrefix(a, "compute_") {
-						ptx = append(ptx, x)
-					} else {
-						sass = append(sass, x)
-					}
-				}
-			}
+			sass, ptx = splitArchList(d.ArchList)
 			return sass, ptx, "torch.cuda.get_arch_list(): " + strings.Join(d.ArchList, " ")
 		}
 	}
 	if p := j.f.Paste; p != nil && len(p.ArchList) > 0 && env.Interpreter == PasteInterpreter {
-		for _, a := range p.ArchList {
-			if x := ArchFromSM(a); x != "" {
-				if strings.HasPrefix(a, "compute_") {
-					ptx = append(ptx, x)
-				} else {
-					sass = append(sass, x)
-				}
-			}
-		}
+		sass, ptx = splitArchList(p.ArchList)
 		return sass, ptx, "the report: torch supports " + strings.Join(p.ArchList, " ")
 	}
 	r, v, ok := j.m.TorchVariant(pk.Version, pk.CUDA)
@@ -172,6 +156,21 @@ func (j *judge) torchArchs(env PythonEnv, pk Package) (sass, ptx []string, src s
 		src += " (+PTX " + v.PTX + ")"
 	}
 	return splitArchs(v.Archs), splitArchs(v.PTX), src + " [compat.yaml: " + v.Source + "]"
+}
+
+// splitArchList turns torch's arch list ("sm_86", "compute_90") into SASS
+// and PTX compute capabilities ("8.6"; "9.0").
+func splitArchList(list []string) (sass, ptx []string) {
+	for _, a := range list {
+		if x := ArchFromSM(a); x != "" {
+			if strings.HasPrefix(a, "compute_") {
+				ptx = append(ptx, x)
+			} else {
+				sass = append(sass, x)
+			}
+		}
+	}
+	return sass, ptx
 }
 
 func (j *judge) judgeTorchCudnn(env PythonEnv, pk Package, ev []string) {

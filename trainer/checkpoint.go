@@ -5,10 +5,10 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
+	"gpuwizard/internal/atomicfile"
 	"gpuwizard/trainer/model"
 	"gpuwizard/trainer/optim"
 )
@@ -43,68 +43,18 @@ type Tensor struct {
 	Data  []float32
 }
 
-// File is the part of *os.File a checkpoint write needs.
-type File interface {
-	io.Writer
-	Sync() error
-	Close() error
-	Name() string
-}
+// FileSystem is where checkpoints and results are written; tests pass one
+// that fails like a full disk.
+type FileSystem = atomicfile.FileSystem
 
-// FileSystem is where checkpoints are written; tests pass one that fails.
-type FileSystem interface {
-	CreateTemp(dir, pattern string) (File, error)
-	Rename(from, to string) error
-	Remove(name string) error
-}
+// File is what a FileSystem creates.
+type File = atomicfile.File
 
 // OSFileSystem is the real file system.
-type OSFileSystem struct{}
+type OSFileSystem = atomicfile.OS
 
-// CreateTemp implements FileSystem.
-func (OSFileSystem) CreateTemp(dir, pattern string) (File, error) { return os.CreateTemp(dir, pattern) }
-
-// Rename implements FileSystem.
-func (OSFileSystem) Rename(from, to string) error { return os.Rename(from, to) }
-
-// Remove implements FileSystem.
-func (OSFileSystem) Remove(name string) error { return os.Remove(name) }
-
-// writeAtomic replaces path with data: a temporary file in the same folder,
-// synced, then renamed, then the folder synced. On any failure the old file
-// is untouched and the temporary file removed.
 func writeAtomic(fsys FileSystem, path string, data []byte) error {
-	if fsys == nil {
-		fsys = OSFileSystem{}
-	}
-	tmp, err := fsys.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		fsys.Remove(tmp.Name())
-		return fmt.Errorf("writing %s (the previous version is kept): %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		fsys.Remove(tmp.Name())
-		return fmt.Errorf("writing %s (the previous version is kept): %w", path, err)
-	}
-	if err := fsys.Rename(tmp.Name(), path); err != nil {
-		fsys.Remove(tmp.Name())
-		return fmt.Errorf("writing %s (the previous version is kept): %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(fsys, path, data)
 }
 
 // SaveCheckpoint writes a checkpoint atomically.

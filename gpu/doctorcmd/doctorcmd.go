@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/atomicfile"
 )
 
 // Exit codes.
@@ -227,32 +227,8 @@ func SaveFacts(path string, f *gpu.Facts) error {
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
-// WriteFileAtomic replaces path with data so that a crash leaves either the
-// old file or the new one, never a torn one.
+// WriteFileAtomic replaces path with data so that a crash leaves either
+// the old file or the new one, never a torn one.
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(nil, path, data)
 }

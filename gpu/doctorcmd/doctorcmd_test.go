@@ -127,7 +127,7 @@ func TestBadFactsFiles(t *testing.T) {
 
 func TestSaveRefusesUnwritablePlace(t *testing.T) {
 	code, _, stderr := run(t, "--facts", readyFacts, "--save", filepath.Join(t.TempDir(), "no", "such", "dir", "f.json"))
-	if code != ExitUsage || !strings.Contains(stderr, "saving") {
+	if code != ExitUsage || !strings.Contains(stderr, "writing") || !strings.Contains(stderr, "f.json") {
 		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
 }
