@@ -196,6 +196,9 @@ func (v *settingsView) enter() {
 		}
 	}
 	v.estimate.SetText("")
+	if v.wz.dataset != nil {
+		v.runEstimate() // a few steps in the background; the step stays usable
+	}
 }
 
 func (v *settingsView) leave() error {
