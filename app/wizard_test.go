@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +260,28 @@ func BenchmarkChartsFrame(b *testing.B) {
 	}
 	perFrame := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(perFrame*10*100, "%core@10Hz")
+}
+
+func TestResultsExportCopiesTheModel(t *testing.T) {
+	dest := t.TempDir()
+	wz, loop := newTestWizard(t, Deps{PickFolder: func(_ fyne.Window, done func(string)) { done(dest) }})
+	run := t.TempDir()
+	for _, f := range []string{"best.ckpt", "labels.txt", "args.yaml", "results.csv", "results.json"} {
+		if err := os.WriteFile(filepath.Join(run, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wz.result = &trainer.Result{RunDir: run}
+	loop.do(wz.results.export)
+	for _, f := range []string{"best.ckpt", "labels.txt", "args.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dest, filepath.Base(run)+"-model", f))
+		if err != nil || string(b) != f {
+			t.Fatalf("%s not exported: %v", f, err)
+		}
+	}
+	// Exporting again never overwrites: it says so.
+	loop.do(wz.results.export)
+	if !strings.Contains(wz.status.Text, "exists") {
+		t.Fatalf("second export: %q", wz.status.Text)
+	}
 }

@@ -410,6 +410,16 @@ func (p *prober) buildFacts(env *PythonEnv, pk *Package) {
 			pk.CUDA = strings.TrimPrefix(strings.SplitN(tag, ".", 2)[0], "cuda")
 			pk.BuildNote = "version tag +" + tag
 		}
+		// Newer JAX puts CUDA in a plugin wheel: jax-cuda12-plugin, jax-cuda13-plugin.
+		for _, o := range env.Packages {
+			if strings.HasPrefix(o.Name, "jax-cuda") && strings.HasSuffix(o.Name, "-plugin") && !o.Shadowed {
+				pk.CUDA = strings.TrimSuffix(strings.TrimPrefix(o.Name, "jax-cuda"), "-plugin")
+				pk.BuildNote = o.Name + " " + o.Version
+			}
+		}
+		if pk.CUDA == "" {
+			pk.CPUOnly, pk.BuildNote = true, "no jax CUDA plugin wheel and no +cuda tag"
+		}
 	}
 }
 

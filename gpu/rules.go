@@ -394,7 +394,7 @@ func (j *judge) ruleDriver() bool {
 				return false // PCI unknown (a paste, or sysfs unreadable): the container rule or nothing
 			}
 			fix := []Step{
-				{Text: "Training can only run on the CPU here; it works, slowly."},
+				{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
 				{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}
 			ev := []string{"no PCI display device with vendor 0x10de in /sys/bus/pci/devices", nvEv}
 			if f.Host.Container != "" {

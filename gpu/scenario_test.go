@@ -548,3 +548,20 @@ func BenchmarkProbeAndDiagnose(b *testing.B) {
 		}
 	}
 }
+
+func TestJAXBuilds(t *testing.T) {
+	m := baseMachine(mockNVML("580.95.05", 13000, h100))
+	m.files[venvSite+"/jaxlib-0.4.38.dist-info/METADATA"] = "Name: jaxlib\n"
+	m.files[venvSite+"/jax_cuda12_plugin-0.4.38.dist-info/METADATA"] = "Name: jax-cuda12-plugin\n"
+	f := m.probe(t)
+	pk, ok := f.Pythons[0].Package("jaxlib")
+	if !ok || pk.CUDA != "12" || pk.CPUOnly {
+		t.Fatalf("jaxlib with the CUDA 12 plugin: %+v", pk)
+	}
+	m2 := baseMachine(mockNVML("580.95.05", 13000, h100))
+	m2.files[venvSite+"/jaxlib-0.4.38.dist-info/METADATA"] = "Name: jaxlib\n"
+	pk, _ = m2.probe(t).Pythons[0].Package("jaxlib")
+	if !pk.CPUOnly {
+		t.Fatalf("jaxlib alone is the CPU build: %+v", pk)
+	}
+}
