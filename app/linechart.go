@@ -169,8 +169,12 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	if xmax == xmin {
 		xmax = xmin + 1
 	}
-	if ymax-ymin < 1e-9 {
-		ymin, ymax = ymin-0.5, ymax+0.5
+	if ymax-ymin <= 1e-12*math.Max(1, math.Abs(ymax)) { // a flat series: pad by its magnitude
+		pad := math.Abs(ymax) * 0.1
+		if pad == 0 {
+			pad = 0.5
+		}
+		ymin, ymax = ymin-pad, ymax+pad
 	}
 	r.yMax.Text, r.yMin.Text = fmt.Sprintf(c.Format, ymax), fmt.Sprintf(c.Format, ymin)
 	r.yMax.Refresh()

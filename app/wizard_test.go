@@ -99,6 +99,7 @@ func newTestWizard(t *testing.T, deps Deps) (*wizard, *uiLoop) {
 
 func TestWizardWalkThrough(t *testing.T) {
 	wz, loop := newTestWizard(t, Deps{Train: fakeTrain(t, 3)})
+	win := wz.win
 	ui := loop.do
 	if wz.report == nil || !strings.Contains(wz.check.verdict.Text, "no NVIDIA GPU") {
 		t.Fatalf("the check runs in the background at start: %q", wz.check.verdict.Text)
@@ -139,6 +140,11 @@ func TestWizardWalkThrough(t *testing.T) {
 	if wz.train.loss.Len(0) == 0 || wz.train.acc.Len(1) != 2 {
 		t.Fatalf("charts: %d loss points, %d val accuracy points", wz.train.loss.Len(0), wz.train.acc.Len(1))
 	}
+	// The Train step after the fake event stream, as a golden image.
+	ui(func() {
+		wz.train.log.SetText("") // the log holds temporary paths
+		test.AssertImageMatches(t, "train-step.png", win.Canvas().Capture())
+	})
 	ui(func() { test.Tap(wz.next) })
 	wz.wg.Wait()
 	if wz.cur != 4 || !strings.Contains(wz.results.summary.Text, "90.00%") || !wz.results.resumeBtn.Disabled() {
