@@ -167,8 +167,8 @@ func ParseLdconfig(out string) []Library {
 			continue
 		}
 		name := libName(m[1])
-		if name == "" || (strings.Contains(m[2], "x86-64") == false && strings.Contains(m[2], "64") == false && m[2] != "") {
-			continue
+		if name == "" || (m[2] != "" && !strings.Contains(m[2], "64")) {
+			continue // not tracked, or a 32-bit library
 		}
 		libs = append(libs, Library{Name: name, Soname: m[1], Path: m[3], Version: soVersion(m[1]), Origin: "ldconfig"})
 	}

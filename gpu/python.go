@@ -60,7 +60,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var pythonNameRE = regexp.MustCompile(`^python3(\.[0-9]+)?$`)
+var (
+	pythonNameRE    = regexp.MustCompile(`^python3(\.[0-9]+)?$`)
+	pythonVersionRE = regexp.MustCompile(`python([0-9]+\.[0-9]+)$`)
+)
 
 // pythonCandidates lists interpreter paths in the order a user meets them:
 // the commands on PATH first, then environments on disk.
@@ -217,7 +220,7 @@ func (p *prober) describePython(path string) (PythonEnv, bool) {
 			env.Kind = "system"
 		}
 	}
-	if m := regexp.MustCompile(`python([0-9]+\.[0-9]+)$`).FindStringSubmatch(filepath.Base(real)); m != nil {
+	if m := pythonVersionRE.FindStringSubmatch(filepath.Base(real)); m != nil {
 		env.Version = m[1]
 	}
 	kv := map[string]string{}

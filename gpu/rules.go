@@ -23,11 +23,8 @@ func (j *judge) add(fd Finding) { j.out = append(j.out, fd) }
 // important first, and the verdict. It never fails: unknown facts produce
 // no finding or a finding that says what to run to know more.
 func Diagnose(f *Facts, m *Matrix) Report {
+	f = fillFromNames(f, m)
 	j := &judge{f: f, m: m}
-	if f.Origin == "paste" {
-		f = fillFromNames(f, m)
-		j.f = f
-	}
 	j.visible = j.visibleGPUs()
 	j.computeAdvice()
 
@@ -59,8 +56,9 @@ func Diagnose(f *Facts, m *Matrix) Report {
 	return r
 }
 
-// fillFromNames gives a report's GPUs the compute capability their names
-// imply, on a copy of the facts.
+// fillFromNames gives GPUs whose compute capability is unknown (a pasted
+// report, an NVML that does not say) the one their names imply, on a copy
+// of the facts: every rule then reads g.CC.
 func fillFromNames(f *Facts, m *Matrix) *Facts {
 	c := *f
 	c.NVML.GPUs = append([]GPU(nil), f.NVML.GPUs...)
@@ -226,12 +224,8 @@ func (j *judge) computeAdvice() {
 	var q WheelQuery
 	q.DriverVersion, q.DriverCUDA, q.Windows = j.driverVersion(), j.driverCUDA(), j.windows()
 	for _, g := range j.f.NVML.GPUs {
-		cc := g.CC
-		if cc == "" {
-			cc = j.m.CCForName(g.Name)
-		}
-		if cc != "" {
-			q.CCs = append(q.CCs, cc)
+		if g.CC != "" {
+			q.CCs = append(q.CCs, g.CC)
 			q.GPUNames = append(q.GPUNames, g.Name)
 		}
 	}
@@ -697,9 +691,6 @@ func (j *judge) ruleEndOfSupport() {
 	seen := map[string]bool{}
 	for _, g := range j.f.NVML.GPUs {
 		cc := g.CC
-		if cc == "" {
-			cc = j.m.CCForName(g.Name)
-		}
 		a, ok := j.m.Arch(cc)
 		if !ok || a.LastDriverBranch == "" || seen[a.Name] {
 			continue

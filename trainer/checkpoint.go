@@ -89,14 +89,13 @@ func LoadCheckpoint(path string) (*Checkpoint, string, error) {
 }
 
 func resolveCheckpoint(path string) string {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
 		return filepath.Join(path, "best.ckpt")
-	}
-	if _, err := os.Stat(path); err != nil {
-		for _, ext := range []string{".ckpt"} {
-			if _, err := os.Stat(path + ext); err == nil {
-				return path + ext
-			}
+	case err != nil:
+		if _, err := os.Stat(path + ".ckpt"); err == nil {
+			return path + ".ckpt" // runs/NAME/best → runs/NAME/best.ckpt
 		}
 	}
 	return path

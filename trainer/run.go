@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -493,14 +494,7 @@ func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Dura
 	if err != nil {
 		return 0, fmt.Errorf("trainer: %w", err)
 	}
-	x := make([]float32, cfg.Batch*net.InputSize())
-	y := make([]float32, cfg.Batch*spec.Classes)
-	for i := range x {
-		x[i] = float32(i%255) / 255
-	}
-	for i := 0; i < cfg.Batch; i++ {
-		y[i*spec.Classes+i%spec.Classes] = 1
-	}
+	x, y := net.RandomBatch(rand.New(rand.NewSource(cfg.Seed)))
 	const steps = 3
 	var elapsed time.Duration
 	for i := 0; i <= steps; i++ {

@@ -12,15 +12,7 @@ func benchTrain(b *testing.B, spec Spec, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewSource(1))
-	x := make([]float32, batch*net.InputSize())
-	y := make([]float32, batch*spec.Classes)
-	for i := range x {
-		x[i] = rng.Float32()
-	}
-	for i := 0; i < batch; i++ {
-		y[i*spec.Classes+rng.Intn(spec.Classes)] = 1
-	}
+	x, y := net.RandomBatch(rand.New(rand.NewSource(1)))
 	opt := optim.NewAdam(0)
 	var params, grads [][]float32
 	for _, p := range net.Params {

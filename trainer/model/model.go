@@ -401,3 +401,17 @@ func (n *Net) SetStates(st []State) error {
 	}
 	return nil
 }
+
+// RandomBatch draws one batch from rng: inputs uniform in [0, 1) and one-hot
+// labels, the workload of `gpuwizard bench` and of time estimates.
+func (n *Net) RandomBatch(rng *rand.Rand) (x, y []float32) {
+	x = make([]float32, n.Batch*n.InputSize())
+	y = make([]float32, n.Batch*n.Spec.Classes)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	for i := 0; i < n.Batch; i++ {
+		y[i*n.Spec.Classes+rng.Intn(n.Spec.Classes)] = 1
+	}
+	return x, y
+}

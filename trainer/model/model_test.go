@@ -8,16 +8,7 @@ import (
 )
 
 func batch(n *Net, seed int64) ([]float32, []float32) {
-	rng := rand.New(rand.NewSource(seed))
-	x := make([]float32, n.Batch*n.InputSize())
-	y := make([]float32, n.Batch*n.Spec.Classes)
-	for i := range x {
-		x[i] = rng.Float32()
-	}
-	for i := 0; i < n.Batch; i++ {
-		y[i*n.Spec.Classes+rng.Intn(n.Spec.Classes)] = 1
-	}
-	return x, y
+	return n.RandomBatch(rand.New(rand.NewSource(seed)))
 }
 
 // TestGradientsMatchFiniteDifferences checks G.Grad's gradients of the loss

@@ -100,16 +100,9 @@ func Bench(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	rng := rand.New(rand.NewSource(1))
-	var xs, ys [4][]float32
+	var xs, ys [4][]float32 // 4 batches cycled, as in torch_reference.py
 	for i := range xs {
-		xs[i] = make([]float32, *batch*net.InputSize())
-		ys[i] = make([]float32, *batch*10)
-		for k := range xs[i] {
-			xs[i][k] = rng.Float32()
-		}
-		for k := 0; k < *batch; k++ {
-			ys[i][k*10+rng.Intn(10)] = 1
-		}
+		xs[i], ys[i] = net.RandomBatch(rng)
 	}
 	opt := optim.NewAdam(0)
 	var params, grads [][]float32
