@@ -301,14 +301,16 @@ func (pp *pasteParser) line(raw string) {
 	has := func(sub string) bool { return strings.Contains(s, sub) }
 	ce := strings.Contains(s, ": ") || strings.HasSuffix(s, ":")
 	pipe := strings.HasPrefix(s, "|")
+	var m []string
+	match := func(re *regexp.Regexp) bool { m = re.FindStringSubmatch(s); return m != nil }
 	switch {
 	case !ce && !pipe && !has("NVIDIA-SMI") && !has("release") && !has("NVRM") && !strings.HasPrefix(s, "nvidia/"):
 		// none of the line formats below
-	case ceTorchRE.MatchString(s):
+	case match(ceTorchRE):
 		pp.formats["collect_env"] = true
-		pp.torch(ceTorchRE.FindStringSubmatch(s)[1], s)
-	case ceBuiltRE.MatchString(s):
-		v := strings.TrimSpace(ceBuiltRE.FindStringSubmatch(s)[1])
+		pp.torch(m[1], s)
+	case match(ceBuiltRE):
+		v := strings.TrimSpace(m[1])
 		pk := pp.setPackage("torch", "", s, "")
 		if _, ok := ParseVersion(v); ok {
 			pk.CUDA, pk.CPUOnly = MajorMinor(v), false
@@ -317,14 +319,14 @@ func (pp *pasteParser) line(raw string) {
 		}
 		pk.BuildNote = `report: "` + s + `"`
 		pp.quote("torch", s)
-	case ceROCmRE.MatchString(s):
-		v := strings.TrimSpace(ceROCmRE.FindStringSubmatch(s)[1])
+	case match(ceROCmRE):
+		v := strings.TrimSpace(m[1])
 		if _, ok := ParseVersion(v); ok {
 			pk := pp.setPackage("torch", "", s, "")
 			pk.ROCm, pk.CPUOnly = v, false
 		}
-	case ceOSRE.MatchString(s):
-		os := ceOSRE.FindStringSubmatch(s)[1]
+	case match(ceOSRE):
+		os := m[1]
 		f.Host.DistroName = os
 		switch low := strings.ToLower(os); {
 		case strings.Contains(low, "windows"):
@@ -342,43 +344,40 @@ func (pp *pasteParser) line(raw string) {
 			}
 		}
 		pp.quote("os", s)
-	case cePythonRE.MatchString(s):
-		pp.env.Version = cePythonRE.FindStringSubmatch(s)[1]
-	case cePlatformRE.MatchString(s):
+	case match(cePythonRE):
+		pp.env.Version = m[1]
+	case match(cePlatformRE):
 		pp.quote("os", s)
-	case ceAvailRE.MatchString(s):
-		v := ceAvailRE.FindStringSubmatch(s)[1]
+	case match(ceAvailRE):
+		v := m[1]
 		b := v == "True" || v == "Yes"
 		p.CUDAAvailable = &b
 		pp.quote("cuda_available", s)
-	case ceRuntimeRE.MatchString(s):
-		f.CUDA.Toolkits = append(f.CUDA.Toolkits, Toolkit{Path: "nvcc (report)", Version: ceRuntimeRE.FindStringSubmatch(s)[1]})
+	case match(ceRuntimeRE):
+		f.CUDA.Toolkits = append(f.CUDA.Toolkits, Toolkit{Path: "nvcc (report)", Version: m[1]})
 		pp.quote("toolkit", s)
-	case ceGPUsRE.MatchString(s):
-		rest := strings.TrimSpace(ceGPUsRE.FindStringSubmatch(s)[1])
-		if m := ceGPULineRE.FindStringSubmatch(rest); m != nil {
-			pp.gpu(m[2], "", s)
+	case match(ceGPUsRE):
+		rest := strings.TrimSpace(m[1])
+		if g := ceGPULineRE.FindStringSubmatch(rest); g != nil {
+			pp.gpu(g[2], "", s)
 		} else if rest == "" {
 			pp.inGPUs = true
 		}
-	case ceDriverRE.MatchString(s):
-		f.NVML.DriverVersion = ceDriverRE.FindStringSubmatch(s)[1]
+	case match(ceDriverRE):
+		f.NVML.DriverVersion = m[1]
 		pp.quote("driver", s)
-	case smiHeaderRE.MatchString(s):
-		m := smiHeaderRE.FindStringSubmatch(s)
+	case match(smiHeaderRE):
 		pp.formats["nvidia-smi"] = true
 		f.NVML.Status, f.NVML.DriverVersion = NVMLOK, m[2]
 		if _, ok := ParseVersion(m[3]); ok {
 			f.NVML.CUDADriverVersion = m[3]
 		}
 		pp.quote("driver", s)
-	case smiGPURE.MatchString(s):
-		m := smiGPURE.FindStringSubmatch(s)
+	case match(smiGPURE):
 		g := pp.gpu(m[2], "", s)
 		g.PCIBusID = m[4]
 		pp.lastGPU = g.Index
-	case smiMemRE.MatchString(s) && strings.HasPrefix(s, "|") && pp.lastGPU >= 0:
-		m := smiMemRE.FindStringSubmatch(s)
+	case match(smiMemRE) && strings.HasPrefix(s, "|") && pp.lastGPU >= 0:
 		g := &f.NVML.GPUs[pp.lastGPU]
 		used, _ := strconv.ParseUint(m[1], 10, 64)
 		total, _ := strconv.ParseUint(m[2], 10, 64)
@@ -389,8 +388,7 @@ func (pp *pasteParser) line(raw string) {
 		g.UtilizationPct = &util
 		pp.quote("gpu_memory", s)
 		pp.lastGPU = -1
-	case smiProcRE.MatchString(s):
-		m := smiProcRE.FindStringSubmatch(s)
+	case match(smiProcRE):
 		idx, _ := strconv.Atoi(m[1])
 		pid, _ := strconv.ParseUint(m[2], 10, 32)
 		mib, _ := strconv.ParseUint(m[5], 10, 64)
@@ -400,12 +398,10 @@ func (pp *pasteParser) line(raw string) {
 				pp.quote("gpu_memory", s)
 			}
 		}
-	case smiListRE.MatchString(s):
-		m := smiListRE.FindStringSubmatch(s)
+	case match(smiListRE):
 		g := pp.gpu(m[2], "", s)
 		g.UUID = m[3]
-	case nvccRE.MatchString(s):
-		m := nvccRE.FindStringSubmatch(s)
+	case match(nvccRE):
 		v := m[1]
 		if m[2] != "" {
 			v = m[2]
@@ -413,11 +409,11 @@ func (pp *pasteParser) line(raw string) {
 		f.CUDA.Toolkits = append(f.CUDA.Toolkits, Toolkit{Path: "nvcc (report)", Version: v})
 		pp.formats["nvcc"] = true
 		pp.quote("toolkit", s)
-	case nvrmRE.MatchString(s):
-		f.Driver.ModuleVersion = nvrmRE.FindStringSubmatch(s)[1]
+	case match(nvrmRE):
+		f.Driver.ModuleVersion = m[1]
 		f.Driver.ProcVersion = s
 		pp.quote("driver", s)
-	case dkmsRE.MatchString(s):
+	case match(dkmsRE):
 		pp.quote("driver", s)
 	}
 	// Recognisers that may share a line with the ones above.
@@ -426,7 +422,7 @@ func (pp *pasteParser) line(raw string) {
 		!has("too old") && !condaStart(s) && len(strings.Fields(s)) != 2 {
 		return
 	}
-	if m := bannerRE.FindStringSubmatch(s); has("Python-") && m != nil {
+	if has("Python-") && match(bannerRE) {
 		pp.formats["ultralytics"] = true
 		pp.env.Version = MajorMinor(m[1])
 		pp.torch(m[2], s)
@@ -442,7 +438,7 @@ func (pp *pasteParser) line(raw string) {
 			p.DeviceUsed = strings.ToLower(m[3])
 		}
 		pp.quote("device", s)
-	} else if m := torchVerRE.FindStringSubmatch(s); m != nil && !strings.Contains(s, "torchvision") && !ceTorchRE.MatchString(s) {
+	} else if match(torchVerRE) && !strings.Contains(s, "torchvision") && !ceTorchRE.MatchString(s) {
 		pp.torch(m[1], s)
 	}
 	if m := pipFreezeRE.FindStringSubmatch(s); m != nil {
@@ -462,7 +458,7 @@ func (pp *pasteParser) line(raw string) {
 		p.CUDAAvailable = &b
 		pp.quote("cuda_available", s)
 	}
-	if m := yoloCountRE.FindStringSubmatch(s); m != nil {
+	if yoloCountRE.MatchString(s) {
 		pp.quote("cuda_available", s)
 	}
 	if m := yoloCVDRE.FindStringSubmatch(s); m != nil {
@@ -595,20 +591,19 @@ func (pp *pasteParser) condaLine(name, version, build, line string) {
 // finish turns what the lines said into facts the rules read.
 func (pp *pasteParser) finish() {
 	f, p := pp.f, pp.p
-	// A torch seen only as "CUDA used to build PyTorch" has no version.
-	var pkgs []Package
-	for _, pk := range pp.env.Packages {
-		if pk.Name == "torch" && pk.Version == "" {
+	for i := range pp.env.Packages {
+		pk := &pp.env.Packages[i]
+		switch {
+		case pk.Name != "torch":
+		case pk.Version == "":
+			// A torch seen only as "CUDA used to build PyTorch" has no version.
 			pk.Version = "(version not shown)"
-		}
-		// On Windows, a torch from PyPI (no +cuXXX tag) is CPU-only.
-		if pk.Name == "torch" && f.Host.OS == "windows" && pk.CUDA == "" && !pk.CPUOnly && pk.ROCm == "" && LocalTag(pk.Version) == "" && pk.Version != "(version not shown)" {
+		case f.Host.OS == "windows" && pk.CUDA == "" && !pk.CPUOnly && pk.ROCm == "" && LocalTag(pk.Version) == "":
+			// On Windows, a torch from PyPI (no +cuXXX tag) is CPU-only.
 			pk.CPUOnly = true
 			pk.BuildNote = "report: torch " + pk.Version + " with no +cuXXX tag on Windows: PyPI's Windows wheels are CPU-only"
 		}
-		pkgs = append(pkgs, pk)
 	}
-	pp.env.Packages = pkgs
 	if len(pp.env.Packages) > 0 || pp.env.Version != "" {
 		f.Pythons = append(f.Pythons, *pp.env)
 	}

@@ -188,12 +188,7 @@ func FuzzParsePaste(f *testing.F) {
 }
 
 func TestPasteSpeedOnLargeInput(t *testing.T) {
-	var b strings.Builder
-	for _, r := range loadReports(t) {
-		b.WriteString(r.text)
-	}
-	unit := b.String()
-	big := strings.Repeat(unit, 100_000/len(unit)+1)[:100_000]
+	big := reportCorpus(t, 100_000)
 	worst := strings.Repeat("torch ", 100_000/6) // long runs without newlines
 	for _, s := range []string{big, worst, strings.Repeat("|", 100_000), strings.Repeat("a\n", 50_000)} {
 		start := time.Now()
@@ -202,14 +197,19 @@ func TestPasteSpeedOnLargeInput(t *testing.T) {
 	}
 }
 
-// BenchmarkParsePaste100KB: the rule is ≤ 100 ms per 100 KB of report.
-func BenchmarkParsePaste100KB(b *testing.B) {
+// reportCorpus is n bytes of the recorded reports, repeated.
+func reportCorpus(tb testing.TB, n int) string {
 	var sb strings.Builder
-	for _, r := range loadReports(b) {
+	for _, r := range loadReports(tb) {
 		sb.WriteString(r.text)
 	}
 	unit := sb.String()
-	text := strings.Repeat(unit, 100_000/len(unit)+1)[:100_000]
+	return strings.Repeat(unit, n/len(unit)+1)[:n]
+}
+
+// BenchmarkParsePaste100KB: the rule is ≤ 100 ms per 100 KB of report.
+func BenchmarkParsePaste100KB(b *testing.B) {
+	text := reportCorpus(b, 100_000)
 	matrix := mustMatrix(b)
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,11 +55,7 @@ func (j *judge) judgePaste() {
 		if h.ID == "cudnn_load" && tfLog {
 			continue // a line of TensorFlow's library log, judged with it
 		}
-		if j.explain(h) {
-			continue
-		}
-		sev := SevError
-		if h.ID == "tf_dlopen" && j.hasFinding("tf_gpu_libs_missing") {
+		if j.explain(h) || h.ID == "tf_dlopen" && j.hasFinding("tf_gpu_libs_missing") {
 			continue
 		}
 		fix := signatureFix(h.ID)
@@ -71,7 +68,7 @@ func (j *judge) judgePaste() {
 		case CauseCudnnProblem:
 			ev = append(ev, j.cudnnMismatch(h.Line)...)
 		}
-		j.add(Finding{ID: "report_" + h.ID, Cause: h.Cause, Severity: sev,
+		j.add(Finding{ID: "report_" + h.ID, Cause: h.Cause, Severity: SevError,
 			Title: "The report shows " + h.Title, Evidence: ev, Fix: fix})
 	}
 	// torch says it sees no GPU, and nothing above says why.
@@ -138,15 +135,9 @@ func (j *judge) quoteEvidence() {
 	for i := range j.out {
 		f := &j.out[i]
 		for _, kind := range quoteKinds[f.Cause] {
-			for _, q := range quoteLines(p.Quotes[kind]) {
-				dup := false
-				for _, e := range f.Evidence {
-					if strings.Contains(e, strings.TrimSuffix(strings.TrimPrefix(q, `report: "`), `"`)) {
-						dup = true
-					}
-				}
-				if !dup {
-					f.Evidence = append(f.Evidence, q)
+			for _, q := range p.Quotes[kind] {
+				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, q) }) {
+					f.Evidence = append(f.Evidence, `report: "`+q+`"`)
 				}
 			}
 		}
@@ -158,7 +149,7 @@ func (j *judge) runNext() {
 	f, p := j.f, j.f.Paste
 	var steps []Step
 	var missing []string
-	_, _, hasTorch := j.reportTorch()
+	_, hasTorch := j.reportTorch()
 	torchInvolved := hasTorch || p.CUDAAvailable != nil || len(p.Signatures) > 0
 	if torchInvolved && !j.torchKnown() {
 		missing = append(missing, "which PyTorch build runs")
@@ -188,18 +179,18 @@ func (j *judge) runNext() {
 		Fix:      append(steps, Step{Text: "Or run the full check there:", Command: nextFull})})
 }
 
-func (j *judge) reportTorch() (PythonEnv, Package, bool) {
+func (j *judge) reportTorch() (Package, bool) {
 	for _, e := range j.f.Pythons {
 		if pk, ok := e.Package("torch"); ok {
-			return e, pk, true
+			return pk, true
 		}
 	}
-	return PythonEnv{}, Package{}, false
+	return Package{}, false
 }
 
 // torchKnown: the report shows torch's version and whether it is a CUDA build.
 func (j *judge) torchKnown() bool {
-	_, pk, ok := j.reportTorch()
+	pk, ok := j.reportTorch()
 	return ok && pk.Version != "(version not shown)" && (pk.CPUOnly || pk.CUDA != "" || pk.ROCm != "")
 }
 

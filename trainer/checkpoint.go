@@ -69,23 +69,23 @@ func SaveCheckpoint(fsys FileSystem, path string, ck *Checkpoint) error {
 
 // LoadCheckpoint reads a checkpoint file, or the best/last one of a run
 // folder ("runs/train" → best.ckpt; "runs/train/last" → last.ckpt).
-func LoadCheckpoint(path string) (*Checkpoint, string, error) {
+func LoadCheckpoint(path string) (*Checkpoint, error) {
 	path = resolveCheckpoint(path)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, path, fmt.Errorf("%w: %w", ErrCheckpoint, err)
+		return nil, fmt.Errorf("%w: %w", ErrCheckpoint, err)
 	}
 	var ck Checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&ck); err != nil {
-		return nil, path, fmt.Errorf("%w: %s is damaged or not a gpuwizard checkpoint: %w", ErrCheckpoint, path, err)
+		return nil, fmt.Errorf("%w: %s is damaged or not a gpuwizard checkpoint: %w", ErrCheckpoint, path, err)
 	}
 	if ck.Version != checkpointVersion {
-		return nil, path, fmt.Errorf("%w: %s has layout version %d; this gpuwizard reads %d", ErrCheckpoint, path, ck.Version, checkpointVersion)
+		return nil, fmt.Errorf("%w: %s has layout version %d; this gpuwizard reads %d", ErrCheckpoint, path, ck.Version, checkpointVersion)
 	}
 	if err := ck.Spec.Validate(); err != nil || len(ck.Classes) != ck.Spec.Classes || len(ck.Params) == 0 {
-		return nil, path, fmt.Errorf("%w: %s: the model description inside is inconsistent", ErrCheckpoint, path)
+		return nil, fmt.Errorf("%w: %s: the model description inside is inconsistent", ErrCheckpoint, path)
 	}
-	return &ck, path, nil
+	return &ck, nil
 }
 
 func resolveCheckpoint(path string) string {

@@ -44,15 +44,10 @@ func newAccumulator(classes int) *accumulator {
 	return a
 }
 
-// add scores one example's logits against its label; returns the loss.
-func (a *accumulator) add(logits []float32, label int) float64 {
-	best := 0
-	mx := logits[0]
-	for i, v := range logits {
-		if v > mx {
-			mx, best = v, i
-		}
-	}
+// add scores one example's logits against its label.
+func (a *accumulator) add(logits []float32, label int) {
+	best := argmax(logits)
+	mx := logits[best]
 	var sum float64
 	for _, v := range logits {
 		sum += math.Exp(float64(v - mx))
@@ -73,7 +68,6 @@ func (a *accumulator) add(logits []float32, label int) float64 {
 		a.top5++
 	}
 	a.confusion[label][best]++
-	return loss
 }
 
 func (a *accumulator) metrics(split string, names []string) Metrics {

@@ -27,7 +27,7 @@ type Predictor struct {
 
 // LoadPredictor loads a checkpoint (runs/NAME/best, .../last, or a file).
 func LoadPredictor(path string) (*Predictor, error) {
-	ck, _, err := LoadCheckpoint(path)
+	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}

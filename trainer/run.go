@@ -282,14 +282,13 @@ func (r *runner) fingerprint() []byte {
 }
 
 func (r *runner) loadResume() error {
-	ck, path, err := LoadCheckpoint(filepath.Join(r.opts.Resume, "last.ckpt"))
+	ck, err := LoadCheckpoint(filepath.Join(r.opts.Resume, "last.ckpt"))
 	if err != nil {
 		return fmt.Errorf("trainer: resume: %w", err)
 	}
 	if ck.Finished && r.opts.Extend == 0 {
 		return fmt.Errorf("%w: %s finished all %d epochs: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, ck.Config.Epochs)
 	}
-	_ = path
 	r.ck = ck
 	r.cfg = ck.Config
 	r.cfg.Epochs += r.opts.Extend
@@ -426,7 +425,7 @@ func (r *runner) loop(ctx context.Context) error {
 
 // finalMetrics evaluates the best checkpoint on validation and test.
 func (r *runner) finalMetrics() error {
-	ck, _, err := LoadCheckpoint(filepath.Join(r.dir, "best.ckpt"))
+	ck, err := LoadCheckpoint(filepath.Join(r.dir, "best.ckpt"))
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}

@@ -164,7 +164,7 @@ func TestStopResumeAndExtend(t *testing.T) {
 	if !errors.Is(err, ErrStopped) || res.Epochs != 1 {
 		t.Fatalf("stop: %v, %d epochs", err, res.Epochs)
 	}
-	ck, _, err := LoadCheckpoint(filepath.Join(res.RunDir, "last.ckpt"))
+	ck, err := LoadCheckpoint(filepath.Join(res.RunDir, "last.ckpt"))
 	// 72 training images in batches of 16: 5 steps in epoch 1; a stopped
 	// epoch 2 is redone, so the saved step is where epoch 2 began.
 	if err != nil || ck.Epoch != 1 || ck.Finished || ck.Optim.Steps == 0 || ck.GlobalStep != 5 {

@@ -122,12 +122,9 @@ type Batcher struct {
 
 // NewBatcher prepares batches of the given size.
 func NewBatcher(s *Split, size, classes, batch int) *Batcher {
-	b := &Batcher{s: s, size: size, classes: classes, batch: batch,
+	b := &Batcher{s: s, size: size, classes: classes, batch: batch, order: make([]int, s.Len()),
 		X: make([]float32, batch*size), Y: make([]float32, batch*classes), Idx: make([]int, batch)}
-	b.order = make([]int, s.Len())
-	for i := range b.order {
-		b.order[i] = i
-	}
+	b.Rewind()
 	return b
 }
 
@@ -136,11 +133,8 @@ func (b *Batcher) Steps() int { return (b.s.Len() + b.batch - 1) / b.batch }
 
 // Shuffle starts a new pass in an order drawn from seed.
 func (b *Batcher) Shuffle(seed int64) {
-	for i := range b.order {
-		b.order[i] = i
-	}
+	b.Rewind()
 	rand.New(rand.NewSource(seed)).Shuffle(len(b.order), func(i, j int) { b.order[i], b.order[j] = b.order[j], b.order[i] })
-	b.pos = 0
 }
 
 // Rewind starts a new pass in file order (evaluation).
@@ -160,10 +154,7 @@ func (b *Batcher) Next() bool {
 	clear(b.Y)
 	b.Valid = min(b.batch, n-b.pos)
 	for k := 0; k < b.batch; k++ {
-		i := b.order[(b.pos+k%b.Valid)%n]
-		if k < b.Valid {
-			i = b.order[b.pos+k]
-		}
+		i := b.order[b.pos+k%b.Valid] // past Valid: the batch's images again
 		b.Idx[k] = i
 		px := b.s.Pixels[i*b.size : (i+1)*b.size]
 		x := b.X[k*b.size : (k+1)*b.size]

@@ -65,19 +65,18 @@ func Load(path string, opt Options) (*Dataset, error) {
 			continue
 		}
 		d.Lint.Images[name] = s.Len()
+		counts := map[string]int{}
 		for i, c := range d.Counts(s) {
-			if d.Lint.Counts[name] == nil {
-				d.Lint.Counts[name] = map[string]int{}
-			}
-			d.Lint.Counts[name][d.Classes[i]] = c
+			counts[d.Classes[i]] = c
 		}
+		d.Lint.Counts[name] = counts
 	}
 	if d.Lint.MaxW == 0 { // fixed-size formats: every image has the dataset's size
 		d.Lint.size(d.Width, d.Height)
 	}
-	for i, c := range d.Counts(d.Train) {
-		if c == 0 {
-			d.Lint.add(Problem{Severity: LintError, File: d.Root, Message: fmt.Sprintf("class %q has no training images", d.Classes[i]),
+	for _, c := range d.Classes {
+		if d.Lint.Counts["train"][c] == 0 {
+			d.Lint.add(Problem{Severity: LintError, File: d.Root, Message: fmt.Sprintf("class %q has no training images", c),
 				Fix: "add images to it, or remove the class folder"})
 		}
 	}

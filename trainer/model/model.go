@@ -278,31 +278,32 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		return nil, fmt.Errorf("%w: building %s: %w", ErrModel, s.Kind, b.err)
 	}
 	gr.x, gr.logits, gr.bn = x, logits, b.bn
-	gr.y = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, s.Classes), G.WithName("y"))
-	// Cross-entropy of the softmax: -mean over the batch of Σ y·log softmax(z).
-	logp, err := G.LogSoftMax(logits)
-	if err == nil {
-		var prod, sum, mean *G.Node
-		if prod, err = G.HadamardProd(gr.y, logp); err == nil {
-			if sum, err = G.Sum(prod, 1); err == nil {
-				if mean, err = G.Mean(sum); err == nil {
-					gr.loss, err = G.Neg(mean)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: building the loss: %w", ErrModel, err)
-	}
 	gr.xT = tensor.New(tensor.WithShape(x.Shape()...), tensor.Of(tensor.Float32))
-	gr.yT = tensor.New(tensor.WithShape(bs, s.Classes), tensor.Of(tensor.Float32))
 	if err := G.Let(gr.x, gr.xT); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
-	if err := G.Let(gr.y, gr.yT); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrModel, err)
-	}
 	if train {
+		// Only the training graph has labels and a loss.
+		gr.y = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, s.Classes), G.WithName("y"))
+		gr.yT = tensor.New(tensor.WithShape(bs, s.Classes), tensor.Of(tensor.Float32))
+		if err := G.Let(gr.y, gr.yT); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrModel, err)
+		}
+		// Cross-entropy of the softmax: -mean over the batch of Σ y·log softmax(z).
+		logp, err := G.LogSoftMax(logits)
+		if err == nil {
+			var prod, sum, mean *G.Node
+			if prod, err = G.HadamardProd(gr.y, logp); err == nil {
+				if sum, err = G.Sum(prod, 1); err == nil {
+					if mean, err = G.Mean(sum); err == nil {
+						gr.loss, err = G.Neg(mean)
+					}
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: building the loss: %w", ErrModel, err)
+		}
 		var nodes G.Nodes
 		for _, p := range n.Params {
 			nodes = append(nodes, p.train)
@@ -325,7 +326,9 @@ func (n *Net) InputSize() int { return n.Spec.Channels * n.Spec.Height * n.Spec.
 
 func (gr *graph) run(x, y []float32) error {
 	copy(gr.xT.Data().([]float32), x)
-	copy(gr.yT.Data().([]float32), y)
+	if gr.yT != nil {
+		copy(gr.yT.Data().([]float32), y)
+	}
 	err := gr.vm.RunAll()
 	gr.vm.Reset()
 	return err
@@ -347,12 +350,11 @@ func (n *Net) TrainStep(x, y []float32) (float32, []float32, error) {
 // Predict runs the evaluation graph (batch-norm with running statistics) and
 // returns the logits (valid until the next call).
 func (n *Net) Predict(x []float32) ([]float32, error) {
-	y := make([]float32, n.Batch*n.Spec.Classes)
-	if err := n.checkBatch(x, y); err != nil {
-		return nil, err
+	if len(x) != n.Batch*n.InputSize() {
+		return nil, fmt.Errorf("%w: batch of %d inputs, want %d", ErrModel, len(x), n.Batch*n.InputSize())
 	}
 	n.syncStats()
-	if err := n.eval.run(x, y); err != nil {
+	if err := n.eval.run(x, nil); err != nil {
 		return nil, fmt.Errorf("%w: evaluation: %w", ErrModel, err)
 	}
 	return n.eval.logits.Value().Data().([]float32), nil

@@ -49,37 +49,53 @@ Settings come from the defaults, then --config FILE, then the flags.
 Flags:
 `
 
+// trainFlags are the flags of `gpuwizard train`.
+type trainFlags struct {
+	config string
+	json   bool
+	resume string
+	extend int
+}
+
+// newTrainFlags binds the settings flags to c (their defaults are c's
+// values) and the others to the returned trainFlags.
+func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	tf := &trainFlags{}
+	fs.StringVar(&tf.config, "config", "", "YAML `file` with settings (flags override it)")
+	fs.BoolVar(&tf.json, "json", false, "print events as JSON lines instead of a progress bar")
+	fs.StringVar(&tf.resume, "resume", "", "continue the stopped or crashed run in `DIR` from its last checkpoint")
+	fs.IntVar(&tf.extend, "extend", 0, "with --resume: add `N` epochs to a finished run")
+	fs.StringVar(&c.Data, "data", c.Data, "dataset `path`, or builtin")
+	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn")
+	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs to train")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size")
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, "adam or sgd")
+	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
+	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "learning-rate schedule: constant, step or cosine")
+	fs.Float64Var(&c.WarmupEpochs, "warmup-epochs", c.WarmupEpochs, "linear warm-up, in epochs")
+	fs.IntVar(&c.StepEvery, "step-every", c.StepEvery, "step schedule: epochs between decays")
+	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "step schedule: decay factor")
+	fs.IntVar(&c.ImageSize, "image-size", c.ImageSize, "resize folder images to N×N (0: 32; fixed-size datasets keep theirs)")
+	fs.BoolVar(&c.Grey, "grey", c.Grey, "convert colour images to grey")
+	fs.Float64Var(&c.ValSplit, "val-split", c.ValSplit, "fraction kept for validation when there is no val folder")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed: the same seed repeats a run")
+	fs.IntVar(&c.Patience, "patience", c.Patience, "stop after N epochs without a better validation accuracy (0: off)")
+	fs.StringVar(&c.Device, "device", c.Device, "auto, cpu or cuda")
+	fs.IntVar(&c.Threads, "threads", c.Threads, "CPU threads (0: all)")
+	fs.StringVar(&c.Project, "project", c.Project, "folder for runs")
+	fs.StringVar(&c.Name, "name", c.Name, "run name (default train, train2, ...)")
+	return fs, tf
+}
+
 // Train runs `gpuwizard train`.
 func Train(ctx context.Context, args []string, env Env) int {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	d := trainer.Defaults()
-	configFile := fs.String("config", "", "YAML `file` with settings (flags override it)")
-	asJSON := fs.Bool("json", false, "print events as JSON lines instead of a progress bar")
-	resume := fs.String("resume", "", "continue the stopped or crashed run in `DIR` from its last checkpoint")
-	extend := fs.Int("extend", 0, "with --resume: add `N` epochs to a finished run")
-	c := d
-	fs.StringVar(&c.Data, "data", d.Data, "dataset `path`, or builtin")
-	fs.StringVar(&c.Model, "model", d.Model, "auto, mlp, lenet or cnn")
-	fs.IntVar(&c.Epochs, "epochs", d.Epochs, "epochs to train")
-	fs.IntVar(&c.Batch, "batch", d.Batch, "batch size")
-	fs.Float64Var(&c.LR, "lr", d.LR, "peak learning rate")
-	fs.StringVar(&c.Optimizer, "optimizer", d.Optimizer, "adam or sgd")
-	fs.Float64Var(&c.Momentum, "momentum", d.Momentum, "SGD momentum")
-	fs.Float64Var(&c.WeightDecay, "weight-decay", d.WeightDecay, "weight decay")
-	fs.StringVar(&c.Schedule, "schedule", d.Schedule, "learning-rate schedule: constant, step or cosine")
-	fs.Float64Var(&c.WarmupEpochs, "warmup-epochs", d.WarmupEpochs, "linear warm-up, in epochs")
-	fs.IntVar(&c.StepEvery, "step-every", d.StepEvery, "step schedule: epochs between decays")
-	fs.Float64Var(&c.Gamma, "gamma", d.Gamma, "step schedule: decay factor")
-	fs.IntVar(&c.ImageSize, "image-size", d.ImageSize, "resize folder images to N×N (0: 32; fixed-size datasets keep theirs)")
-	fs.BoolVar(&c.Grey, "grey", d.Grey, "convert colour images to grey")
-	fs.Float64Var(&c.ValSplit, "val-split", d.ValSplit, "fraction kept for validation when there is no val folder")
-	fs.Int64Var(&c.Seed, "seed", d.Seed, "random seed: the same seed repeats a run")
-	fs.IntVar(&c.Patience, "patience", d.Patience, "stop after N epochs without a better validation accuracy (0: off)")
-	fs.StringVar(&c.Device, "device", d.Device, "auto, cpu or cuda")
-	fs.IntVar(&c.Threads, "threads", d.Threads, "CPU threads (0: all)")
-	fs.StringVar(&c.Project, "project", d.Project, "folder for runs")
-	fs.StringVar(&c.Name, "name", d.Name, "run name (default train, train2, ...)")
+	cfg := d
+	fs, tf := newTrainFlags(&cfg)
+	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, trainUsage)
 		fs.PrintDefaults()
@@ -91,21 +107,26 @@ func Train(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
 		return ExitUsage
 	}
-	cfg := d
-	if *configFile != "" {
-		var err error
-		if cfg, err = trainer.LoadConfigFile(*configFile, d); err != nil {
+	if tf.config != "" {
+		fileCfg, err := trainer.LoadConfigFile(tf.config, d)
+		if err != nil {
 			fmt.Fprintln(env.Stderr, "train:", err)
 			return ExitUsage
 		}
+		// Flags given on the command line override the file: the same
+		// arguments, parsed again over it.
+		again, _ := newTrainFlags(&fileCfg)
+		again.SetOutput(io.Discard)
+		if err := again.Parse(args); err != nil {
+			return ExitUsage
+		}
+		cfg = fileCfg
 	}
-	// Flags given on the command line override the file.
-	fs.Visit(func(f *flag.Flag) { applyFlag(&cfg, &c, f.Name) })
-	if *extend < 0 || (*extend > 0 && *resume == "") {
+	if tf.extend < 0 || (tf.extend > 0 && tf.resume == "") {
 		fmt.Fprintln(env.Stderr, "train: --extend N needs --resume DIR and N ≥ 1")
 		return ExitUsage
 	}
-	if *resume == "" {
+	if tf.resume == "" {
 		if err := cfg.Validate(); err != nil {
 			fmt.Fprintln(env.Stderr, "train:", err)
 			return ExitUsage
@@ -118,9 +139,9 @@ func Train(ctx context.Context, args []string, env Env) int {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		show(events, env, *asJSON)
+		show(events, env, tf.json)
 	}()
-	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: *resume, Extend: *extend, Probe: env.Probe})
+	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe})
 	close(events)
 	<-done
 	switch {
@@ -131,7 +152,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 	case err != nil:
 		return ExitFailed
 	}
-	if !*asJSON && res != nil {
+	if !tf.json && res != nil {
 		for _, m := range []*trainer.Metrics{res.Val, res.Test} {
 			if m != nil {
 				fmt.Fprint(env.Stdout, m.Table())
@@ -140,53 +161,6 @@ func Train(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s/best IMAGE\n", res.RunDir, res.BestEpoch, res.RunDir)
 	}
 	return ExitOK
-}
-
-func applyFlag(cfg, c *trainer.Config, name string) {
-	switch name {
-	case "data":
-		cfg.Data = c.Data
-	case "model":
-		cfg.Model = c.Model
-	case "epochs":
-		cfg.Epochs = c.Epochs
-	case "batch":
-		cfg.Batch = c.Batch
-	case "lr":
-		cfg.LR = c.LR
-	case "optimizer":
-		cfg.Optimizer = c.Optimizer
-	case "momentum":
-		cfg.Momentum = c.Momentum
-	case "weight-decay":
-		cfg.WeightDecay = c.WeightDecay
-	case "schedule":
-		cfg.Schedule = c.Schedule
-	case "warmup-epochs":
-		cfg.WarmupEpochs = c.WarmupEpochs
-	case "step-every":
-		cfg.StepEvery = c.StepEvery
-	case "gamma":
-		cfg.Gamma = c.Gamma
-	case "image-size":
-		cfg.ImageSize = c.ImageSize
-	case "grey":
-		cfg.Grey = c.Grey
-	case "val-split":
-		cfg.ValSplit = c.ValSplit
-	case "seed":
-		cfg.Seed = c.Seed
-	case "patience":
-		cfg.Patience = c.Patience
-	case "device":
-		cfg.Device = c.Device
-	case "threads":
-		cfg.Threads = c.Threads
-	case "project":
-		cfg.Project = c.Project
-	case "name":
-		cfg.Name = c.Name
-	}
 }
 
 // show prints events: JSON lines, or a progress bar on a terminal, or one
