@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// convOp is a fused 2-D convolution with bias for NCHW float32 tensors,
+// convOp is a fused 2-D convolution, with or without bias, for NCHW float32 tensors,
 // stride 1: out = W ⊛ x + b. gorgonia's own Conv2d decomposes into
 // im2col, a GEMM in NHWC order, a transpose back to NCHW and a broadcast
 // add, each allocating; this op does one im2col into a reused buffer and one
@@ -24,19 +24,39 @@ type convOp struct {
 	oh, ow     int
 	cols       []float32 // n × (c·k·k) × (oh·ow), valid after Do
 	dataInput  bool      // x is the network input: its gradient is never read
+	bias       bool      // a third input b (1×O×1×1) is added
 }
 
 func newConvOp(n, c, h, w, o, k, pad int) *convOp {
 	return &convOp{n: n, c: c, h: h, w: w, o: o, k: k, pad: pad, oh: h + 2*pad - k + 1, ow: w + 2*pad - k + 1}
 }
 
+// ConvGeometry implements exec.ConvOp.
+func (op *convOp) ConvGeometry() (n, c, h, w, o, k, pad int) {
+	return op.n, op.c, op.h, op.w, op.o, op.k, op.pad
+}
+
+// ConvGeometry and ConvGradWhich implement exec.ConvGradOp.
+func (g *convGradOp) ConvGeometry() (n, c, h, w, o, k, pad int) { return g.fwd.ConvGeometry() }
+func (g *convGradOp) ConvGradWhich() int                        { return g.which }
+
 func (op *convOp) kdim() int { return op.c * op.k * op.k }
 func (op *convOp) pdim() int { return op.oh * op.ow }
 
 func t4() hm.Type { return G.TensorType{Dims: 4, Of: tensor.Float32} }
 
-func (op *convOp) Arity() int        { return 3 }
-func (op *convOp) Type() hm.Type     { return hm.NewFnType(t4(), t4(), t4(), t4()) }
+func (op *convOp) Arity() int {
+	if op.bias {
+		return 3
+	}
+	return 2
+}
+func (op *convOp) Type() hm.Type {
+	if op.bias {
+		return hm.NewFnType(t4(), t4(), t4(), t4())
+	}
+	return hm.NewFnType(t4(), t4(), t4())
+}
 func (op *convOp) ReturnsPtr() bool  { return false }
 func (op *convOp) CallsExtern() bool { return false }
 func (op *convOp) OverwritesInput() int {
@@ -56,9 +76,15 @@ func (op *convOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 }
 
 // DiffWRT: the gradient flows to the image, the filters and the bias.
-func (op *convOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+func (op *convOp) DiffWRT(n int) []bool {
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = true
+	}
+	return out
+}
 
-// SymDiff builds the three gradient nodes from the output's gradient.
+// SymDiff builds the gradient nodes from the output's gradient.
 func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	x, w := inputs[0], inputs[1]
 	dx, err := G.ApplyOp(&convGradOp{fwd: op, which: 0}, x, w, grad)
@@ -68,6 +94,9 @@ func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	dw, err := G.ApplyOp(&convGradOp{fwd: op, which: 1}, x, w, grad)
 	if err != nil {
 		return nil, err
+	}
+	if !op.bias {
+		return G.Nodes{dx, dw}, nil
 	}
 	db, err := G.ApplyOp(&convGradOp{fwd: op, which: 2}, x, w, grad)
 	if err != nil {
@@ -86,10 +115,14 @@ func (op *convOp) Do(vals ...G.Value) (G.Value, error) {
 // UsePreallocDo implements gorgonia's UsePreallocDoer: the machine passes
 // the output buffer of the previous step.
 func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	if len(vals) != 3 {
-		return nil, fmt.Errorf("conv: %d inputs, want 3", len(vals))
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("conv: %d inputs, want %d", len(vals), op.Arity())
 	}
-	x, w, b, out := f32(vals[0]), f32(vals[1]), f32(vals[2]), f32(prealloc)
+	x, w, out := f32(vals[0]), f32(vals[1]), f32(prealloc)
+	var b []float32
+	if op.bias {
+		b = f32(vals[2])
+	}
 	K, P := op.kdim(), op.pdim()
 	if len(op.cols) != op.n*K*P {
 		op.cols = make([]float32, op.n*K*P)
@@ -99,7 +132,10 @@ func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 		op.im2col(x[i*op.c*op.h*op.w:(i+1)*op.c*op.h*op.w], col)
 		y := out[i*op.o*P : (i+1)*op.o*P]
 		for oc := 0; oc < op.o; oc++ {
-			bv := b[oc]
+			var bv float32
+			if b != nil {
+				bv = b[oc]
+			}
 			row := y[oc*P : (oc+1)*P]
 			for j := range row {
 				row[j] = bv

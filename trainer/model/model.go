@@ -12,6 +12,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"gpuwizard/trainer/exec"
 )
 
 // ErrModel is returned (wrapped) for an invalid model specification.
@@ -93,7 +95,8 @@ type graph struct {
 	x, y   *G.Node
 	logits *G.Node
 	loss   *G.Node
-	bn     []*G.BatchNormOp
+	bn     []*bnOp
+	grads  G.Nodes // the gradient of each parameter (training graph)
 	vm     G.VM
 	xT, yT *tensor.Dense
 }
@@ -135,7 +138,7 @@ type builder struct {
 	train bool
 	rng   *rand.Rand
 	idx   int
-	bn    []*G.BatchNormOp
+	bn    []*bnOp
 	err   error
 }
 
@@ -181,16 +184,22 @@ func (b *builder) must(n *G.Node, err error) *G.Node {
 	return n
 }
 
-// conv adds a stride-1 convolution with bias (convOp).
-func (b *builder) conv(x *G.Node, name string, in, out, k, pad int) *G.Node {
+// conv adds a stride-1 convolution (convOp), with a bias unless a batch
+// norm follows (which would cancel it: its gradient is zero, only rounding
+// noise that Adam would amplify into steps).
+func (b *builder) conv(x *G.Node, name string, in, out, k, pad int, bias bool) *G.Node {
 	if b.err != nil {
 		return x
 	}
 	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, "he")
-	bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
 	s := x.Shape()
 	op := newConvOp(s[0], in, s[2], s[3], out, k, pad)
 	op.dataInput = x.Name() == "x"
+	if !bias {
+		return b.must(G.ApplyOp(op, x, w))
+	}
+	op.bias = true
+	bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
 	return b.must(G.ApplyOp(op, x, w, bb))
 }
 
@@ -210,13 +219,15 @@ func (b *builder) batchNorm(x *G.Node, name string, c int) *G.Node {
 	}
 	scale := b.param(name+".gamma", []int{1, c, 1, 1}, 1, "one")
 	shift := b.param(name+".beta", []int{1, c, 1, 1}, 1, "zero")
-	y, _, _, op, err := G.BatchNorm(x, scale, shift, 0.9, 1e-5)
-	if err != nil {
-		b.err = err
-		return x
+	s := x.Shape()
+	op := newBNOp(s[0], c, s[2]*s[3])
+	if !b.train {
+		op.training = false
 	}
 	b.bn = append(b.bn, op)
-	return y
+	y := b.must(G.ApplyOp(op, x))
+	y = b.must(G.BroadcastHadamardProd(y, scale, nil, []byte{0, 2, 3}))
+	return b.must(G.BroadcastAdd(y, shift, nil, []byte{0, 2, 3}))
 }
 
 func (b *builder) relu(x *G.Node) *G.Node {
@@ -252,8 +263,8 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		logits = b.dense(h, "fc2", hidden, s.Classes)
 	case LeNet:
 		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, 28, 28), G.WithName("x"))
-		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2)))
-		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0)))
+		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2, true)))
+		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0, true)))
 		if b.err == nil {
 			h = b.must(G.Reshape(h, tensor.Shape{bs, 400}))
 		}
@@ -263,14 +274,20 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 	case CNN:
 		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, s.Height, s.Width), G.WithName("x"))
 		block := func(h *G.Node, name string, in, out int) *G.Node {
-			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1), name+".bn", out))
+			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1, false), name+".bn", out))
 		}
 		h := block(x, "conv1", s.Channels, 32)
 		h = b.pool(block(h, "conv2", 32, 32))
 		h = b.pool(block(h, "conv3", 32, 64))
 		h = block(h, "conv4", 64, 128)
 		if b.err == nil {
-			h = b.must(G.Mean(h, 2, 3)) // global average pool: (bs, 128)
+			// Global average pool to (bs, 128). Not G.Mean(h, 2, 3):
+			// gorgonia.org/tensor v0.9.24 sums a middle axis of a 4-D
+			// tensor wrongly for some shapes (N×C×4×4 along 2 and 3 gives
+			// wrong values), so flatten the plane and reduce the last axis.
+			hs := h.Shape()
+			h = b.must(G.Reshape(h, tensor.Shape{bs, hs[1], hs[2] * hs[3]}))
+			h = b.must(G.Mean(h, 2))
 		}
 		logits = b.dense(h, "fc", 128, s.Classes)
 	}
@@ -308,14 +325,11 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		for _, p := range n.Params {
 			nodes = append(nodes, p.train)
 		}
-		if _, err := G.Grad(gr.loss, nodes...); err != nil {
+		if gr.grads, err = G.Grad(gr.loss, nodes...); err != nil {
 			return nil, fmt.Errorf("%w: differentiating: %w", ErrModel, err)
 		}
 		gr.vm = G.NewTapeMachine(g, G.BindDualValues(nodes...))
 	} else {
-		for _, op := range gr.bn {
-			op.SetTraining(false)
-		}
 		gr.vm = G.NewTapeMachine(g)
 	}
 	return gr, nil
@@ -370,8 +384,7 @@ func (n *Net) checkBatch(x, y []float32) error {
 // syncStats copies the batch-norm running statistics to the eval graph.
 func (n *Net) syncStats() {
 	for i, op := range n.train.bn {
-		m, v := op.Stats()
-		n.eval.bn[i].SetStats(m, v)
+		copy(n.eval.bn[i].running, op.running)
 	}
 }
 
@@ -379,10 +392,9 @@ func (n *Net) syncStats() {
 func (n *Net) States() []State {
 	var out []State
 	for i, op := range n.train.bn {
-		m, v := op.Stats()
 		out = append(out,
-			State{Name: fmt.Sprintf("bn%d.mean", i), Data: append([]float32(nil), m.Data().([]float32)...)},
-			State{Name: fmt.Sprintf("bn%d.var", i), Data: append([]float32(nil), v.Data().([]float32)...)})
+			State{Name: fmt.Sprintf("bn%d.mean", i), Data: append([]float32(nil), op.running[:op.c]...)},
+			State{Name: fmt.Sprintf("bn%d.var", i), Data: append([]float32(nil), op.running[op.c:]...)})
 	}
 	return out
 }
@@ -393,13 +405,11 @@ func (n *Net) SetStates(st []State) error {
 		return fmt.Errorf("%w: %d saved statistics for %d batch-norm layers", ErrModel, len(st), len(n.train.bn))
 	}
 	for i, op := range n.train.bn {
-		m, v := op.Stats()
-		md, vd := m.Data().([]float32), v.Data().([]float32)
-		if len(st[2*i].Data) != len(md) || len(st[2*i+1].Data) != len(vd) {
+		if len(st[2*i].Data) != op.c || len(st[2*i+1].Data) != op.c {
 			return fmt.Errorf("%w: batch-norm %d statistics have the wrong size", ErrModel, i)
 		}
-		copy(md, st[2*i].Data)
-		copy(vd, st[2*i+1].Data)
+		copy(op.running[:op.c], st[2*i].Data)
+		copy(op.running[op.c:], st[2*i+1].Data)
 	}
 	return nil
 }
@@ -416,4 +426,19 @@ func (n *Net) RandomBatch(rng *rand.Rand) (x, y []float32) {
 		y[i*n.Spec.Classes+rng.Intn(n.Spec.Classes)] = 1
 	}
 	return x, y
+}
+
+// ExecGraphs describes the training graph (inputs x and y; outputs loss and
+// logits; the gradient of every parameter) and the evaluation graph (input
+// x; output logits) for the executor.
+func (n *Net) ExecGraphs() (train, eval exec.Graph) {
+	var tp, ep []*G.Node
+	for _, p := range n.Params {
+		tp = append(tp, p.train)
+		ep = append(ep, p.eval)
+	}
+	train = exec.Graph{G: n.train.g, Inputs: []*G.Node{n.train.x, n.train.y}, Params: tp,
+		Grads: n.train.grads, Outputs: []*G.Node{n.train.loss, n.train.logits}}
+	eval = exec.Graph{G: n.eval.g, Inputs: []*G.Node{n.eval.x}, Params: ep, Outputs: []*G.Node{n.eval.logits}}
+	return train, eval
 }

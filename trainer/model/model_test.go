@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"gorgonia.org/tensor"
 )
 
 func batch(n *Net, seed int64) ([]float32, []float32) {
@@ -128,5 +130,36 @@ func TestSpecValidation(t *testing.T) {
 	}
 	if _, err := Build(Spec{Kind: MLP, Channels: 1, Height: 8, Width: 8, Classes: 2}, 0, 1); err == nil {
 		t.Error("batch 0 accepted")
+	}
+}
+
+// TestBatchNormNormalises: the CNN's batch norm gives zero mean and unit
+// variance per channel in training (gorgonia's own BatchNormOp does not
+// under the tape machine: it scales a stale register), moves the running
+// statistics towards the batch's, and uses them in evaluation.
+func TestBatchNormNormalises(t *testing.T) {
+	op := newBNOp(2, 1, 2) // one channel, values 2 4 6 8: mean 5, variance 5 (unbiased 20/3)
+	x := tensor.New(tensor.WithShape(2, 1, 1, 2), tensor.WithBacking([]float32{2, 4, 6, 8}))
+	v, err := op.Do(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.Data().([]float32)
+	s := 1 / math.Sqrt(5+1e-5)
+	for i, want := range []float64{-3 * s, -s, s, 3 * s} {
+		if math.Abs(float64(got[i])-want) > 1e-5 {
+			t.Fatalf("normalised %v, want ±%.4f, ±%.4f", got, s, 3*s)
+		}
+	}
+	if math.Abs(float64(op.running[0])-0.5) > 1e-6 || math.Abs(float64(op.running[1])-(0.9+0.1*20.0/3)) > 1e-5 {
+		t.Fatalf("running statistics %v, want 0.5 and %.4f", op.running, 0.9+0.1*20.0/3)
+	}
+	op.training = false
+	v, err = op.Do(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (2 - 0.5) / math.Sqrt(0.9+0.1*20.0/3+1e-5); math.Abs(float64(v.Data().([]float32)[0])-want) > 1e-5 {
+		t.Fatalf("evaluation gives %v, want %.5f first", v.Data(), want)
 	}
 }

@@ -1,0 +1,699 @@
+package exec
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	gg "gonum.org/v1/gonum/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Graph is what the executor needs to know about a gorgonia graph.
+type Graph struct {
+	G       *G.ExprGraph
+	Inputs  []*G.Node // uploaded before every run (the batch)
+	Params  []*G.Node // resident on the backend
+	Grads   []*G.Node // the gradient node of each parameter (nil for an evaluation graph)
+	Outputs []*G.Node // read back after a run (loss, logits)
+}
+
+// ConvOp is implemented by a fused convolution op (the model's own):
+// inputs x, w and optionally b (shaped 1×O×1×1).
+type ConvOp interface {
+	ConvGeometry() (n, c, h, w, o, k, pad int)
+}
+
+// ConvGradOp is implemented by a convolution's gradient ops: inputs x, w,
+// dy; Which is 0 for the image, 1 the filters, 2 the bias.
+type ConvGradOp interface {
+	ConvGeometry() (n, c, h, w, o, k, pad int)
+	ConvGradWhich() int
+}
+
+// NormOp is implemented by a batch-norm op (the model's own): input x
+// (N×C×…), output the normalised x. NormRunning is the running mean then
+// variance (2·C values), updated in place on the host.
+type NormOp interface {
+	NormParams() (momentum, eps float32, training bool)
+	NormRunning() []float32
+}
+
+// NormGradOp is a batch-norm's gradient: inputs x, dy.
+type NormGradOp interface {
+	NormForward() NormOp
+}
+
+// Options share buffers between programs on one backend: an evaluation
+// graph reads the training graph's parameters and batch-norm statistics.
+type Options struct {
+	Params    []Buf // one per Graph.Params; allocated and uploaded when nil
+	BNRunning []Buf // one per batch-norm op in graph order
+	// Reference runs every op through its own Do on the CPU (with copies):
+	// the per-op reference the kernels are tested against.
+	Reference bool
+	// NoReuse gives every node its own buffer, so that all intermediate
+	// values can be read after a run (debugging).
+	NoReuse bool
+}
+
+// Program is a planned graph on a backend.
+type Program struct {
+	be        Backend
+	steps     []func()
+	Names     []string // one per step, for events and tests
+	Fallbacks []string // ops run through gorgonia on the CPU, with copies
+	inputs    []Buf
+	inSize    []int
+	outputs   []Buf
+	outSize   []int
+	Params    []Buf
+	ParamSize []int
+	Grads     []Buf
+	BNOps     []NormOp
+	BNRunning []Buf
+	Buffers   int // floats allocated for activations (after reuse)
+	err       error
+}
+
+type planner struct {
+	be      Backend
+	g       Graph
+	buf     map[int64]Buf
+	store   map[int64]int64 // node → the node whose buffer it aliases
+	scalar  map[int64]bool
+	pinned  map[int64]bool
+	free    map[int][]Buf
+	last    map[int64]int
+	prog    *Program
+	tmpA    Buf
+	tmpB    Buf
+	tmpASz  int
+	tmpBSz  int
+	bnIndex int
+	bnSave  map[NormOp]Buf
+	opts    Options
+	err     error
+}
+
+func size(s tensor.Shape) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+func children(g *G.ExprGraph, n *G.Node) []*G.Node {
+	var out []*G.Node
+	for _, c := range gg.NodesOf(g.From(n.ID())) {
+		out = append(out, c.(*G.Node))
+	}
+	return out
+}
+
+// Compile plans g on be.
+func Compile(be Backend, g Graph, opts Options) (*Program, error) {
+	sorted, err := G.Sort(g.G)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sorting the graph: %w", ErrExec, err)
+	}
+	order := make([]*G.Node, 0, len(sorted))
+	for i := len(sorted) - 1; i >= 0; i-- {
+		order = append(order, sorted[i])
+	}
+	// Keep only what the outputs and gradients need.
+	need := map[int64]bool{}
+	var mark func(n *G.Node)
+	mark = func(n *G.Node) {
+		if need[n.ID()] {
+			return
+		}
+		need[n.ID()] = true
+		for _, c := range children(g.G, n) {
+			mark(c)
+		}
+	}
+	for _, n := range append(append([]*G.Node{}, g.Outputs...), g.Grads...) {
+		if n == nil {
+			return nil, fmt.Errorf("%w: a graph output is missing", ErrExec)
+		}
+		mark(n)
+	}
+	p := &planner{be: be, g: g, buf: map[int64]Buf{}, store: map[int64]int64{}, scalar: map[int64]bool{},
+		pinned: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{}, opts: opts, bnSave: map[NormOp]Buf{},
+		prog: &Program{be: be}, tmpA: NoBuf, tmpB: NoBuf}
+	var live []*G.Node
+	for _, n := range order {
+		if need[n.ID()] {
+			if n.Dtype() != tensor.Float32 {
+				return nil, fmt.Errorf("%w: node %s is %v; only float32 graphs run on the executor", ErrExec, n.Name(), n.Dtype())
+			}
+			live = append(live, n)
+		}
+	}
+	p.bind(live)
+	if p.err != nil {
+		return nil, p.err
+	}
+	for i, n := range live {
+		if _, bound := p.buf[n.ID()]; n.Op() == nil || bound {
+			continue // a leaf, a constant or a size, placed by bind
+		}
+		p.plan(i, n)
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	if p.tmpASz > 0 {
+		p.tmpA = p.alloc(p.tmpASz)
+	}
+	if p.tmpBSz > 0 {
+		p.tmpB = p.alloc(p.tmpBSz)
+	}
+	for _, n := range g.Inputs {
+		p.prog.inputs = append(p.prog.inputs, p.buf[n.ID()])
+		p.prog.inSize = append(p.prog.inSize, size(n.Shape()))
+	}
+	for _, n := range g.Outputs {
+		p.prog.outputs = append(p.prog.outputs, p.bufOf(n))
+		p.prog.outSize = append(p.prog.outSize, size(n.Shape()))
+	}
+	for _, n := range g.Grads {
+		p.prog.Grads = append(p.prog.Grads, p.bufOf(n))
+	}
+	if p.err == nil {
+		p.err = be.Err()
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return p.prog, nil
+}
+
+func (p *planner) fail(format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%w: "+format, append([]any{ErrExec}, args...)...)
+	}
+}
+
+func (p *planner) alloc(n int) Buf {
+	b, err := p.be.Alloc(max(n, 1))
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%w: allocating %d floats: %w", ErrExec, n, err)
+	}
+	return b
+}
+
+func (p *planner) root(n *G.Node) int64 {
+	id := n.ID()
+	for {
+		r, ok := p.store[id]
+		if !ok || r == id {
+			return id
+		}
+		id = r
+	}
+}
+
+func (p *planner) bufOf(n *G.Node) Buf { return p.buf[p.root(n)] }
+
+// bind places the leaves (inputs, parameters, constants), marks aliases and
+// computes each buffer's last use.
+func (p *planner) bind(live []*G.Node) {
+	isParam := map[int64]int{}
+	for i, n := range p.g.Params {
+		isParam[n.ID()] = i
+	}
+	isInput := map[int64]bool{}
+	for _, n := range p.g.Inputs {
+		isInput[n.ID()] = true
+	}
+	for _, n := range p.g.Params {
+		b := NoBuf
+		if p.opts.Params != nil {
+			b = p.opts.Params[isParam[n.ID()]]
+		} else {
+			b = p.alloc(size(n.Shape()))
+			if v := n.Value(); v != nil && p.err == nil {
+				p.be.Upload(b, v.Data().([]float32))
+			}
+		}
+		p.buf[n.ID()] = b
+		p.pinned[n.ID()] = true
+		p.prog.Params = append(p.prog.Params, b)
+		p.prog.ParamSize = append(p.prog.ParamSize, size(n.Shape()))
+	}
+	for i, n := range live {
+		id := n.ID()
+		if len(n.Shape()) == 0 {
+			p.scalar[id] = true
+		}
+		switch {
+		case isInput[id]:
+			p.buf[id] = p.alloc(size(n.Shape()))
+			p.pinned[id] = true
+		case n.Op() == nil || n.Op().Arity() == 0:
+			if _, ok := isParam[id]; ok {
+				break
+			}
+			v := n.Value()
+			if v == nil {
+				p.fail("leaf %s has no value and is neither an input nor a parameter", n.Name())
+				return
+			}
+			var data []float32
+			switch d := v.Data().(type) {
+			case float32:
+				data = []float32{d}
+			case []float32:
+				data = d
+			default:
+				p.fail("constant %s is %T, not float32", n.Name(), d)
+				return
+			}
+			b := p.alloc(len(data))
+			if p.err == nil {
+				p.be.Upload(b, data)
+			}
+			p.buf[id], p.pinned[id] = b, true
+		default:
+			kind := fmt.Sprintf("%T", n.Op())
+			switch kind {
+			case "gorgonia.reshapeOp":
+				p.store[id] = children(p.g.G, n)[0].ID()
+			case "gorgonia.sizeOp":
+				v := num(field(n.Op(), "val"))
+				b := p.alloc(1)
+				if p.err == nil {
+					p.be.Upload(b, []float32{float32(v)})
+				}
+				p.buf[id], p.pinned[id] = b, true
+			}
+		}
+		for _, c := range children(p.g.G, n) {
+			p.last[p.root(c)] = i
+		}
+	}
+	for _, n := range append(append([]*G.Node{}, p.g.Outputs...), p.g.Grads...) {
+		p.pinned[p.root(n)] = true
+	}
+}
+
+// field reads a (possibly unexported) field of an op struct.
+func field(op any, name string) reflect.Value {
+	v := reflect.ValueOf(op)
+	for v.Kind() == reflect.Ptr || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	return v.FieldByName(name)
+}
+
+// num reads an integer or float field as an int (0 when absent).
+func num(v reflect.Value) int {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return int(v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int(v.Uint())
+	}
+	return 0
+}
+
+func intsOf(v reflect.Value) []int {
+	out := make([]int, v.Len())
+	for i := range out {
+		out[i] = int(v.Index(i).Int())
+	}
+	return out
+}
+
+// out allocates the buffer of an op node's result, reusing a free one.
+func (p *planner) out(n *G.Node) Buf {
+	sz := max(size(n.Shape()), 1)
+	if l := p.free[sz]; len(l) > 0 && !p.opts.NoReuse {
+		b := l[len(l)-1]
+		p.free[sz] = l[:len(l)-1]
+		p.buf[n.ID()] = b
+		return b
+	}
+	p.prog.Buffers += sz
+	b := p.alloc(sz)
+	p.buf[n.ID()] = b
+	return b
+}
+
+// release returns the buffers whose last use is step i.
+func (p *planner) release(i int, n *G.Node) {
+	for _, c := range children(p.g.G, n) {
+		r := p.root(c)
+		if p.last[r] == i && !p.pinned[r] {
+			if b, ok := p.buf[r]; ok && b != NoBuf {
+				// Find the node's size from the graph.
+				sz := max(size(p.g.G.Node(r).(*G.Node).Shape()), 1)
+				p.free[sz] = append(p.free[sz], b)
+				p.pinned[r] = true // released once
+			}
+		}
+	}
+}
+
+func (p *planner) add(name string, f func()) {
+	p.prog.steps = append(p.prog.steps, f)
+	p.prog.Names = append(p.prog.Names, name)
+}
+
+// plan adds the step for op node n (the i-th live node).
+func (p *planner) plan(i int, n *G.Node) {
+	op := n.Op()
+	kind := fmt.Sprintf("%T", op)
+	ins := children(p.g.G, n)
+	if kind == "gorgonia.reshapeOp" {
+		return
+	}
+	var in []Buf
+	for _, c := range ins {
+		in = append(in, p.bufOf(c))
+	}
+	osz := size(n.Shape())
+	be := p.be
+	if p.opts.Reference {
+		kind = "reference"
+	}
+	switch kind {
+	case "gorgonia.elemBinOp":
+		tok := strings.Fields(op.String())
+		bop, ok := map[string]BinOp{"+": OpAdd, "-": OpSub, "⊙": OpMul, "÷": OpDiv, ">=": OpGE, ">": OpGT, "<=": OpLE, "<": OpLT}[tok[0]]
+		cmp := bop >= OpGE
+		as, bs := p.scalar[ins[0].ID()], p.scalar[ins[1].ID()]
+		sameSize := (as || size(ins[0].Shape()) == osz) && (bs || size(ins[1].Shape()) == osz)
+		if ok && sameSize && (!cmp || len(tok) > 1 && tok[1] == "true") {
+			out := p.out(n)
+			a, b := in[0], in[1]
+			p.add(op.String(), func() { be.Binary(bop, a, b, out, osz, as, bs) })
+			p.release(i, n)
+			return
+		}
+	case "gorgonia.elemUnaryOp":
+		uop, ok := map[string]UnOp{"neg": OpNeg, "exp": OpExp, "ln": OpLog, "sqrt": OpSqrt, "square": OpSquare, "abs": OpAbs}[op.String()]
+		if ok {
+			out := p.out(n)
+			a := in[0]
+			p.add(op.String(), func() { be.Unary(uop, a, out, osz) })
+			p.release(i, n)
+			return
+		}
+	case "gorgonia.linAlgBinOp":
+		a, b := ins[0].Shape(), ins[1].Shape()
+		if num(field(op, "āBinaryOperator")) == 0 && len(a) == 2 && len(b) == 2 {
+			ta, tb := field(op, "transA").Bool(), field(op, "transB").Bool()
+			m, k := a[0], a[1]
+			if ta {
+				m, k = k, m
+			}
+			nn := b[1]
+			if tb {
+				nn = b[0]
+			}
+			out := p.out(n)
+			A, B := in[0], in[1]
+			p.add(op.String(), func() { be.Gemm(ta, tb, m, nn, k, A, B, out, 0) })
+			p.release(i, n)
+			return
+		}
+	case "*gorgonia.repeatOp":
+		along := num(field(op, "along"))
+		s := ins[0].Shape()
+		if p.scalar[ins[0].ID()] {
+			s = tensor.Shape{1}
+		}
+		os := n.Shape()
+		if along < len(s) && s[along] == 1 && len(os) == len(s) {
+			outer, inner := size(s[:along]), size(s[along+1:])
+			rep := os[along]
+			out := p.out(n)
+			a := in[0]
+			p.add(op.String(), func() { be.Repeat(a, out, outer, rep, inner) })
+			p.release(i, n)
+			return
+		}
+	case "gorgonia.sumOp":
+		along := intsOf(field(op, "along"))
+		s := ins[0].Shape()
+		contiguous := len(along) > 0
+		for j := 1; j < len(along); j++ {
+			contiguous = contiguous && along[j] == along[j-1]+1
+		}
+		if contiguous && along[len(along)-1] < len(s) {
+			lo, hi := along[0], along[len(along)-1]+1
+			outer, red, inner := size(s[:lo]), size(s[lo:hi]), size(s[hi:])
+			out := p.out(n)
+			a := in[0]
+			p.add(op.String(), func() { be.Sum(a, out, outer, red, inner) })
+			p.release(i, n)
+			return
+		}
+	case "*gorgonia.softmaxOp":
+		s := n.Shape()
+		axis := num(field(op, "axis"))
+		if len(s) == 2 && (axis == -1 || axis == 1) {
+			log := field(op, "isLog").Bool()
+			out := p.out(n)
+			a := in[0]
+			p.add(op.String(), func() { be.Softmax(a, out, s[0], s[1], log) })
+			p.release(i, n)
+			return
+		}
+	case "*gorgonia.softmaxDiffOp":
+		s := n.Shape()
+		sm := field(op, "softmaxOp")
+		axis := num(sm.Elem().FieldByName("axis"))
+		if len(s) == 2 && (axis == -1 || axis == 1) {
+			log := sm.Elem().FieldByName("isLog").Bool()
+			out := p.out(n)
+			y, g := in[1], in[2]
+			p.add(op.String(), func() { be.SoftmaxGrad(y, g, out, s[0], s[1], log) })
+			p.release(i, n)
+			return
+		}
+	case "*gorgonia.maxPoolOp":
+		if pool, ok := poolOf(op, ins[0].Shape(), n.Shape()); ok {
+			out := p.out(n)
+			idx := p.alloc(osz)
+			p.buf[-n.ID()-1] = idx // the index buffer, keyed by the negated node id
+			a := in[0]
+			p.add(op.String(), func() { be.MaxPool(a, out, idx, pool) })
+			p.release(i, n)
+			return
+		}
+	case "*gorgonia.maxPoolDiffOp":
+		fwd := ins[1]
+		idx, ok := p.buf[-fwd.ID()-1]
+		if pool, pok := poolOf(op, ins[0].Shape(), fwd.Shape()); ok && pok {
+			out := p.out(n)
+			g := in[2]
+			p.add(op.String(), func() { be.MaxPoolGrad(g, idx, out, pool) })
+			p.release(i, n)
+			return
+		}
+	}
+	if p.opts.Reference {
+		p.fallback(i, n, ins, in)
+		return
+	}
+	if bn, ok := op.(NormOp); ok && len(ins) == 1 && len(ins[0].Shape()) >= 2 {
+		p.norm(i, n, bn, ins[0].Shape(), in[0])
+		return
+	}
+	if bg, ok := op.(NormGradOp); ok && len(ins) == 2 && len(ins[0].Shape()) >= 2 {
+		if save, ok := p.bnSave[bg.NormForward()]; ok {
+			s := ins[0].Shape()
+			nm := Norm{N: s[0], C: s[1], HW: size(s[2:])}
+			out := p.out(n)
+			x, g := in[0], in[1]
+			p.add(op.String(), func() { be.BatchNormGrad(x, g, out, save, nm) })
+			p.release(i, n)
+			return
+		}
+	}
+	if c, ok := op.(ConvOp); ok {
+		if _, isGrad := op.(ConvGradOp); !isGrad {
+			p.conv(i, n, c, in)
+			return
+		}
+	}
+	if c, ok := op.(ConvGradOp); ok {
+		p.convGrad(i, n, c, ins, in)
+		return
+	}
+	p.fallback(i, n, ins, in)
+}
+
+// norm plans a batch-norm op: its running statistics are shared with
+// another program (Options.BNRunning) or uploaded from the op.
+func (p *planner) norm(i int, n *G.Node, bn NormOp, s tensor.Shape, x Buf) {
+	momentum, eps, training := bn.NormParams()
+	nm := Norm{N: s[0], C: s[1], HW: size(s[2:]), Momentum: momentum, Epsilon: eps}
+	var running Buf
+	if p.opts.BNRunning != nil {
+		if p.bnIndex >= len(p.opts.BNRunning) {
+			p.fail("more batch-norm ops than shared statistics")
+			return
+		}
+		running = p.opts.BNRunning[p.bnIndex]
+	} else {
+		running = p.alloc(2 * nm.C)
+		if r := bn.NormRunning(); len(r) == 2*nm.C && p.err == nil {
+			p.be.Upload(running, r)
+		}
+	}
+	p.bnIndex++
+	save := p.alloc(2 * nm.C)
+	p.bnSave[bn] = save
+	p.prog.BNOps = append(p.prog.BNOps, bn)
+	p.prog.BNRunning = append(p.prog.BNRunning, running)
+	out := p.out(n)
+	be := p.be
+	p.add(n.Op().String(), func() { be.BatchNorm(x, out, save, running, nm, training) })
+	p.release(i, n)
+}
+
+func poolOf(op G.Op, in, out tensor.Shape) (Pool, bool) {
+	v := field(op, "maxPoolOp")
+	if !v.IsValid() {
+		v = reflect.Indirect(reflect.ValueOf(op))
+	}
+	get := func(name string) int { return num(v.FieldByName(name)) }
+	if len(in) != 4 || len(out) != 4 || v.FieldByName("explicitPadding").Bool() ||
+		get("padNorth") != 0 || get("padWest") != 0 || get("padSouth") != 0 || get("padEast") != 0 {
+		return Pool{}, false
+	}
+	return Pool{N: in[0], C: in[1], H: in[2], W: in[3], OH: out[2], OW: out[3],
+		KH: get("h"), KW: get("w"), SH: get("strideH"), SW: get("strideW")}, true
+}
+
+func convOf(c ConvOp) Conv {
+	n, ch, h, w, o, k, pad := c.ConvGeometry()
+	return Conv{N: n, C: ch, H: h, W: w, O: o, K: k, Pad: pad, OH: h + 2*pad - k + 1, OW: w + 2*pad - k + 1}
+}
+
+// conv: columns (kept for the gradient), one GEMM for the whole batch, then
+// the permutation to NCHW with the bias.
+func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf) {
+	g := convOf(c)
+	NP := g.N * g.PDim()
+	cols := p.alloc(g.KDim() * NP)
+	p.buf[-n.ID()-1] = cols
+	p.tmpASz = max(p.tmpASz, g.O*NP)
+	out := p.out(n)
+	x, w, b := in[0], in[1], NoBuf
+	if len(in) == 3 {
+		b = in[2]
+	}
+	pp := p
+	p.add(fmt.Sprintf("%v", n.Op()), func() {
+		be := pp.be
+		be.Im2col(x, cols, g)
+		be.Gemm(false, false, g.O, NP, g.KDim(), w, cols, pp.tmpA, 0)
+		be.Swap01(pp.tmpA, out, g.O, g.N, g.PDim(), b)
+	})
+	p.release(i, n)
+}
+
+func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, ins []*G.Node, in []Buf) {
+	g := convOf(c)
+	NP := g.N * g.PDim()
+	// The forward node is the one whose op has the same geometry and reads
+	// the same x and w; its columns are keyed by its id.
+	var cols Buf = NoBuf
+	for _, par := range p.g.G.AllNodes() {
+		if fc, ok := par.Op().(ConvOp); ok {
+			if _, isGrad := par.Op().(ConvGradOp); isGrad {
+				continue
+			}
+			pc := children(p.g.G, par)
+			if len(pc) >= 2 && pc[0] == ins[0] && pc[1] == ins[1] && convOf(fc) == g {
+				if b, ok := p.buf[-par.ID()-1]; ok {
+					cols = b
+				}
+			}
+		}
+	}
+	which := c.ConvGradWhich()
+	if which == 1 && cols == NoBuf {
+		p.fail("the gradient %v has no forward convolution", n.Op())
+		return
+	}
+	p.tmpASz = max(p.tmpASz, g.O*NP)
+	if which == 0 {
+		p.tmpBSz = max(p.tmpBSz, g.KDim()*NP)
+	}
+	out := p.out(n)
+	w, dy := in[1], in[2]
+	pp := p
+	p.add(fmt.Sprintf("%v", n.Op()), func() {
+		be := pp.be
+		be.Swap01(dy, pp.tmpA, g.N, g.O, g.PDim(), NoBuf) // dY' = O × N·P
+		switch which {
+		case 0:
+			be.Gemm(true, false, g.KDim(), NP, g.O, w, pp.tmpA, pp.tmpB, 0)
+			be.Col2im(pp.tmpB, out, g)
+		case 1:
+			be.Gemm(false, true, g.O, g.KDim(), NP, pp.tmpA, cols, out, 0)
+		case 2:
+			be.Sum(pp.tmpA, out, g.O, NP, 1)
+		}
+	})
+	p.release(i, n)
+}
+
+// fallback runs an op the executor does not know through gorgonia on the
+// CPU: inputs are copied out, the op's Do runs, the result is copied back.
+func (p *planner) fallback(i int, n *G.Node, ins []*G.Node, in []Buf) {
+	op := n.Op()
+	name := fmt.Sprintf("%T %v", op, op)
+	p.prog.Fallbacks = append(p.prog.Fallbacks, name)
+	out := p.out(n)
+	osz := size(n.Shape())
+	host := make([][]float32, len(ins))
+	shapes := make([]tensor.Shape, len(ins))
+	for j, c := range ins {
+		host[j] = make([]float32, max(size(c.Shape()), 1))
+		shapes[j] = c.Shape()
+	}
+	be := p.be
+	pp := p
+	p.add(name, func() {
+		vals := make([]G.Value, len(ins))
+		for j := range ins {
+			if err := be.Download(host[j], in[j]); err != nil {
+				pp.prog.setErr(err)
+				return
+			}
+			if len(shapes[j]) == 0 {
+				vals[j] = G.NewF32(host[j][0])
+			} else {
+				vals[j] = tensor.New(tensor.WithShape(shapes[j]...), tensor.WithBacking(host[j]))
+			}
+		}
+		v, err := op.Do(vals...)
+		if err != nil {
+			pp.prog.setErr(fmt.Errorf("%w: %s on the CPU: %w", ErrExec, name, err))
+			return
+		}
+		switch d := v.Data().(type) {
+		case float32:
+			be.Upload(out, []float32{d})
+		case []float32:
+			if len(d) != osz {
+				pp.prog.setErr(fmt.Errorf("%w: %s returned %d values, want %d", ErrExec, name, len(d), osz))
+				return
+			}
+			be.Upload(out, d)
+		default:
+			pp.prog.setErr(fmt.Errorf("%w: %s returned %T", ErrExec, name, d))
+		}
+	})
+	p.release(i, n)
+}
