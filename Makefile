@@ -9,7 +9,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-d
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
-.PHONY: deps build run test race fuzz bench bench-doctor install uninstall package gui-smoke clean
+.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu kernels install uninstall package gui-smoke clean
 
 # Install the C headers Fyne's OpenGL driver builds against, when missing.
 deps:
@@ -47,6 +47,22 @@ bench: build
 	bench/doctor.sh
 	bench/train-speed.sh
 	bench/mnist-accuracy.sh
+
+# On a machine with an NVIDIA GPU: the CUDA backend's tests, then speed and
+# accuracy against PyTorch on the same GPU (bench/gpu.sh).
+bench-gpu: build
+	bench/gpu.sh
+
+# Regenerate the executor's PTX from assets/kernels/kernels.cu. Needs nvcc
+# (Debian: nvidia-cuda-toolkit from contrib non-free); the PTX is committed,
+# so builds and CI do not. PTX for compute capability 6.0 is compiled by
+# the driver for newer GPUs; ptxas checks it for sm_90 (H100) here.
+KDIR := assets/kernels
+kernels:
+	nvcc -ptx -arch=compute_60 -O3 -o $(KDIR)/kernels.ptx $(KDIR)/kernels.cu
+	ptxas -arch=sm_90 $(KDIR)/kernels.ptx -o /dev/null
+	ptxas -arch=sm_61 $(KDIR)/kernels.ptx -o /dev/null
+	sha256sum $(KDIR)/kernels.cu | cut -d' ' -f1 > $(KDIR)/kernels.cu.sha256
 
 # The quick check against python -m torch.utils.collect_env (bench/doctor.sh).
 bench-doctor: build

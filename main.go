@@ -47,7 +47,10 @@ func run(ctx context.Context, args []string) int {
 		}
 		return 0
 	}
-	tenv := traincmd.Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Probe: probeGPU}
+	sampler := gpu.NewSampler(nil)
+	defer sampler.Close()
+	tenv := traincmd.Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Probe: probeGPU,
+		Sample: app.LiveSampler(sampler)}
 	switch args[0] {
 	case "doctor":
 		return doctorcmd.Run(ctx, args[1:], doctorcmd.Env{

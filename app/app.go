@@ -78,6 +78,7 @@ func LiveDeps() Deps {
 		LoadData: data.Load,
 		Train:    trainer.RunWithOptions,
 		Probe:    LiveProbe,
+		Sample:   LiveSampler(gpu.NewSampler(nil)),
 		PickFolder: func(w fyne.Window, done func(string)) {
 			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 				if err != nil || u == nil {
@@ -109,6 +110,20 @@ func LiveDeps() Deps {
 			d.SetFileName(name)
 			d.Show()
 		},
+	}
+}
+
+// LiveSampler reads NVML for the trainer's proof of GPU use: the device
+// that lists this process among its compute processes (NVML's index
+// ordinal when none does).
+func LiveSampler(s *gpu.Sampler) trainer.GPUSampler {
+	return func(ctx context.Context, ordinal, pid int) (trainer.GPUSample, error) {
+		u, err := s.Sample(ctx, pid, ordinal)
+		if err != nil {
+			return trainer.GPUSample{}, err
+		}
+		return trainer.GPUSample{Time: time.Now(), Utilization: u.Utilization, MemoryUsedMiB: u.MemoryUsedMiB,
+			ProcessListed: u.ProcessListed, ProcessMiB: u.ProcessMiB, TemperatureC: u.TemperatureC}, nil
 	}
 }
 

@@ -102,7 +102,11 @@ func (v *resultsView) enter() {
 	}
 	v.summary.SetText(fmt.Sprintf("Accuracy on the %s images: %.2f%% (top-5 %.2f%%, loss %.4f) · best epoch %d of %d · trained on %s",
 		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, strings.ToUpper(res.Device)))
-	v.folder.SetText("Run folder: " + res.RunDir + "  (args.yaml, results.csv, best.ckpt, last.ckpt, labels.txt)")
+	folder := "Run folder: " + res.RunDir + "  (args.yaml, results.csv, best.ckpt, last.ckpt, labels.txt)"
+	if g := res.GPU; g != nil {
+		folder += "\n" + g.Summary()
+	}
+	v.folder.SetText(folder)
 	grid := container.NewGridWithColumns(5, bold("class"), bold("precision"), bold("recall"), bold("F1"), bold("images"))
 	for _, c := range m.PerClass {
 		grid.Add(widget.NewLabel(c.Class))

@@ -125,9 +125,20 @@ func (v *settingsView) set(c trainer.Config) {
 	v.entries["val_split"].SetText(strconv.FormatFloat(c.ValSplit, 'g', -1, 64))
 	v.entries["seed"].SetText(strconv.FormatInt(c.Seed, 10))
 	v.entries["patience"].SetText(strconv.Itoa(c.Patience))
-	switch c.Device {
-	case "cpu":
+	switch {
+	case c.Device == "cpu":
 		v.device.SetSelected("CPU")
+	case strings.HasPrefix(c.Device, "cuda"):
+		n := strings.TrimPrefix(strings.TrimPrefix(c.Device, "cuda"), ":")
+		if n == "" {
+			n = "0"
+		}
+		v.device.SetSelected("Automatic")
+		for _, o := range v.device.Options {
+			if strings.HasPrefix(o, "GPU "+n+":") {
+				v.device.SetSelected(o)
+			}
+		}
 	default:
 		v.device.SetSelected("Automatic")
 	}
@@ -148,8 +159,11 @@ func (v *settingsView) read() (trainer.Config, error) {
 	c.Epochs, c.Batch, c.LR, c.ImageSize = atoi("epochs"), atoi("batch"), atof("lr"), atoi("image_size")
 	c.ValSplit, c.Seed, c.Patience = atof("val_split"), int64(atoi("seed")), atoi("patience")
 	c.Device = "auto"
-	if v.device.Selected == "CPU" {
+	switch sel := v.device.Selected; {
+	case sel == "CPU":
 		c.Device = "cpu"
+	case strings.HasPrefix(sel, "GPU "):
+		c.Device = "cuda:" + strings.TrimPrefix(sel[:strings.Index(sel, ":")], "GPU ")
 	}
 	if c.WarmupEpochs > float64(c.Epochs) {
 		c.WarmupEpochs = float64(c.Epochs)
@@ -172,18 +186,20 @@ func (v *settingsView) preset(name string) {
 }
 
 func (v *settingsView) enter() {
-	// Devices: the CPU always; each GPU the doctor saw, disabled with why.
+	// Devices: automatic and the CPU always; each GPU the doctor accepts
+	// as a choice, each one it rejects shown disabled with why.
 	v.rejected.RemoveAll()
+	opts := []string{"Automatic", "CPU"}
 	if r := v.wz.report; r != nil && r.Facts != nil {
 		ready, _, reason := r.DriverReady()
 		for _, g := range r.Facts.NVML.GPUs {
-			why := reason
 			if ready {
-				why = "gpuwizard's CUDA executor is not part of this build yet"
+				opts = append(opts, fmt.Sprintf("GPU %d: %s", g.Index, g.Name))
+				continue
 			}
 			opt := widget.NewRadioGroup([]string{fmt.Sprintf("GPU %d: %s", g.Index, g.Name)}, nil)
 			opt.Disable()
-			note := widget.NewLabel("Not available: " + why)
+			note := widget.NewLabel("Not available: " + reason)
 			note.Wrapping = fyne.TextWrapWord
 			note.Importance = widget.WarningImportance
 			v.rejected.Add(container.NewVBox(opt, note))
@@ -195,6 +211,16 @@ func (v *settingsView) enter() {
 			v.rejected.Add(note)
 		}
 	}
+	sel := v.device.Selected
+	v.device.Options = opts
+	v.device.Selected = ""
+	v.device.SetSelected("Automatic")
+	for _, o := range opts {
+		if o == sel {
+			v.device.SetSelected(o)
+		}
+	}
+	v.device.Refresh()
 	v.estimate.SetText("")
 	if v.wz.dataset != nil {
 		v.runEstimate() // a few steps in the background; the step stays usable

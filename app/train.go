@@ -132,7 +132,7 @@ func (v *trainView) begin() {
 	ctx, cancel := context.WithCancel(wz.ctx)
 	ctl := &trainer.Control{}
 	opts := wz.resume
-	opts.Control, opts.Probe = ctl, wz.deps.Probe
+	opts.Control, opts.Probe, opts.Sample = ctl, wz.deps.Probe, wz.deps.Sample
 	wz.resume = trainer.Options{}
 	v.mu.Lock()
 	v.active, v.cancel, v.ctl, v.done, v.ended = true, cancel, ctl, make(chan struct{}), make(chan struct{})
@@ -207,8 +207,15 @@ func (v *trainView) apply(evs []trainer.Event) {
 			v.lr.Append(0, x, ev.LR)
 			v.speed.Append(0, x, ev.ImagesPerSec)
 			v.progress.SetValue(x / float64(max(ev.Epochs, 1)))
-			v.where.SetText(fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%% · %.0f images/s · about %s left",
-				ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second)))
+			gpuUse := ""
+			if g := ev.GPU; g != nil {
+				gpuUse = fmt.Sprintf(" · GPU %d%% busy, this run %d MiB", g.Utilization, g.ProcessMiB)
+				if !g.ProcessListed {
+					gpuUse = fmt.Sprintf(" · GPU %d%% busy (NVML does not list this process)", g.Utilization)
+				}
+			}
+			v.where.SetText(fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%% · %.0f images/s · about %s left%s",
+				ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second), gpuUse))
 		case trainer.EventEpoch:
 			x := float64(ev.Epoch)
 			v.loss.Append(1, x, ev.ValLoss)

@@ -23,6 +23,7 @@ type Deps struct {
 	LoadData func(path string, opt data.Options) (*data.Dataset, error) // a dataset and its lint
 	Train    func(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error)
 	Probe    trainer.DeviceProbe
+	Sample   trainer.GPUSampler // NVML readings while training on CUDA
 	// PickFolder and PickFile ask the user for a path (Fyne dialogs in the
 	// app); they call back with "" when cancelled.
 	PickFolder func(w fyne.Window, done func(string))

@@ -291,3 +291,28 @@ func TestResultsExportCopiesTheModel(t *testing.T) {
 		t.Fatalf("second export: %q", wz.status.Text)
 	}
 }
+
+func TestDeviceSelectorOffersReadyGPUs(t *testing.T) {
+	rep := gpu.Report{Verdict: "Ready", Facts: &gpu.Facts{NVML: gpu.NVMLFacts{Status: gpu.NVMLOK, GPUs: []gpu.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3"}}}}}
+	if ok, _, why := rep.DriverReady(); !ok {
+		t.Fatalf("fixture not ready: %s", why)
+	}
+	wz, loop := newTestWizard(t, Deps{Check: func(context.Context) (gpu.Report, error) { return rep, nil }})
+	loop.do(func() { wz.show(2) })
+	var cfg trainer.Config
+	var err error
+	loop.do(func() {
+		if len(wz.settings.rejected.Objects) != 0 {
+			t.Errorf("a ready GPU is shown as rejected")
+		}
+		wz.settings.device.SetSelected("GPU 0: NVIDIA H100 80GB HBM3")
+		cfg, err = wz.settings.read()
+	})
+	if err != nil || cfg.Device != "cuda:0" {
+		t.Fatalf("choosing the GPU gives device %q (%v); options %v", cfg.Device, err, wz.settings.device.Options)
+	}
+	loop.do(func() { wz.settings.set(cfg) })
+	if wz.settings.device.Selected != "GPU 0: NVIDIA H100 80GB HBM3" {
+		t.Fatalf("cuda:0 shows as %q", wz.settings.device.Selected)
+	}
+}

@@ -29,3 +29,9 @@ var MNIST embed.FS
 //
 //go:embed defaults.yaml
 var DefaultsYAML []byte
+
+// KernelsPTX is the executor's CUDA kernels (kernels/kernels.cu compiled
+// by `make kernels`), loaded by the driver at run time.
+//
+//go:embed kernels/kernels.ptx
+var KernelsPTX string

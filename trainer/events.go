@@ -37,6 +37,7 @@ type Event struct {
 	Message      string        `json:"message,omitempty"`
 	RunDir       string        `json:"run_dir,omitempty"`
 	Result       *Result       `json:"result,omitempty"` // on done
+	GPU          *GPUSample    `json:"gpu,omitempty"`    // the latest NVML sample, training on CUDA
 }
 
 // emitter sends events: step events without blocking (dropped when the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
 	"gpuwizard/trainer/optim"
 )
@@ -61,6 +62,7 @@ type Result struct {
 	Val          *Metrics      `json:"val,omitempty"`  // best model on the validation split
 	Test         *Metrics      `json:"test,omitempty"` // best model on the test split, when there is one
 	Classes      []string      `json:"classes"`
+	GPU          *GPUProof     `json:"gpu,omitempty"` // what NVML saw while training on CUDA
 }
 
 // Options are the parts of a run that are not configuration.
@@ -75,6 +77,12 @@ type Options struct {
 	Probe DeviceProbe
 	// FS writes checkpoints; nil: the real file system.
 	FS FileSystem
+	// OpenCUDA opens a CUDA device; nil: exec.OpenCUDA (the driver loaded
+	// at run time).
+	OpenCUDA func(ordinal int) (exec.Backend, exec.CUDAInfo, error)
+	// Sample reads the GPU's utilisation and this process's use of it
+	// while training on CUDA (the proof of GPU use); nil: not sampled.
+	Sample GPUSampler
 }
 
 // Run trains in the caller's goroutine and reports on events (which the
@@ -111,15 +119,17 @@ type runner struct {
 	em      *emitter
 	ds      *data.Dataset
 	net     *model.Net
-	opt     optim.Optimizer
+	be      exec.Backend
+	tr      *exec.Trainer
+	ordinal int // the CUDA device, when be is one
 	dir     string
 	res     *Result
 	ck      *Checkpoint
 	params  [][]float32
-	grads   [][]float32
 	device  string
 	reason  string
 	resumed bool
+	proof   *proofSampler
 }
 
 func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
@@ -150,16 +160,26 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	if r.net, err = model.Build(spec, r.cfg.Batch, r.cfg.Seed); err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
-	}
-	if r.opt, err = optim.New(r.cfg.Optimizer, float32(r.cfg.Momentum), float32(r.cfg.WeightDecay)); err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
+	defer func() {
+		if r.be != nil {
+			r.be.Close()
+		}
+	}()
+	if err := r.build(ctx, spec); err != nil {
+		return nil, err
 	}
 	for _, p := range r.net.Params {
 		r.params = append(r.params, p.Data)
 	}
 	r.res = &Result{Device: r.device, DeviceReason: r.reason, Classes: ds.Classes}
+	if r.device != "cpu" {
+		r.res.GPU = &GPUProof{Device: r.device}
+		if r.opts.Sample != nil {
+			r.proof = &proofSampler{read: r.opts.Sample, ordinal: r.ordinal}
+		} else {
+			r.res.GPU.Error = "not sampled: no NVML sampler was given"
+		}
+	}
 	if err := r.prepareDir(); err != nil {
 		return nil, err
 	}
@@ -170,40 +190,6 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 		}
 	}
 	return r.res, r.loop(ctx)
-}
-
-// selectDevice applies the explicit fallback ladder and records why.
-func (r *runner) selectDevice(ctx context.Context) error {
-	var st DeviceStatus
-	asked := r.opts.Probe != nil
-	if asked && r.cfg.Device != "cpu" {
-		st = r.opts.Probe(ctx)
-	}
-	const noExecutor = "gpuwizard's CUDA executor is not part of this build yet"
-	switch {
-	case r.cfg.Device == "cpu":
-		r.device, r.reason = "cpu", "requested with device=cpu"
-	case strings.HasPrefix(r.cfg.Device, "cuda"):
-		if !st.CUDAUsable {
-			why := st.Reason
-			if !asked {
-				why = "the GPU was not checked"
-			}
-			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, why)
-		}
-		return fmt.Errorf("%w: %s was requested; the GPU %s is ready but %s: train with --device cpu or auto", ErrDevice, r.cfg.Device, st.GPU, noExecutor)
-	default: // auto
-		r.device = "cpu"
-		switch {
-		case !asked:
-			r.reason = "automatic choice; the GPU was not checked"
-		case st.CUDAUsable:
-			r.reason = fmt.Sprintf("automatic choice; the GPU %s is ready but %s", st.GPU, noExecutor)
-		default:
-			r.reason = "automatic choice; no usable GPU: " + st.Reason
-		}
-	}
-	return nil
 }
 
 // spec picks the model for the dataset.
@@ -305,8 +291,11 @@ func (r *runner) restore() error {
 	if err := ck.restore(r.net); err != nil {
 		return err
 	}
+	if err := r.tr.WriteParams(r.params); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
 	if ck.Optim.Kind != "" {
-		if err := r.opt.SetState(ck.Optim); err != nil {
+		if err := r.tr.SetState(ck.Optim); err != nil {
 			return fmt.Errorf("trainer: %w", err)
 		}
 	}
@@ -315,10 +304,19 @@ func (r *runner) restore() error {
 	return nil
 }
 
-func (r *runner) checkpoint(epoch, step, bestEpoch int, bestAcc float64, finished bool) *Checkpoint {
+// checkpoint copies the parameters, statistics and optimiser state from
+// the backend and snapshots the run.
+func (r *runner) checkpoint(epoch, step, bestEpoch int, bestAcc float64, finished bool) (*Checkpoint, error) {
+	if err := r.tr.ReadParams(r.params); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	st, err := r.tr.State()
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
 	return &Checkpoint{Config: r.cfg, Spec: r.net.Spec, Classes: r.ds.Classes, Params: snapshotParams(r.net),
-		States: r.net.States(), Optim: r.opt.State(), Epoch: epoch, GlobalStep: step, BestEpoch: bestEpoch,
-		BestValAcc: bestAcc, History: r.res.History, Finished: finished}
+		States: r.net.States(), Optim: st, Epoch: epoch, GlobalStep: step, BestEpoch: bestEpoch,
+		BestValAcc: bestAcc, History: r.res.History, Finished: finished}, nil
 }
 
 func (r *runner) loop(ctx context.Context) error {
@@ -350,27 +348,25 @@ func (r *runner) loop(ctx context.Context) error {
 		var lr float32
 		for s := 0; train.Next(); s++ {
 			if !r.opts.Control.wait(ctx) {
-				ck := r.checkpoint(epoch, epochStep, bestEpoch, bestAcc, false)
-				if err := SaveCheckpoint(r.opts.FS, lastPath, ck); err != nil {
+				ck, err := r.checkpoint(epoch, epochStep, bestEpoch, bestAcc, false)
+				if err == nil {
+					err = SaveCheckpoint(r.opts.FS, lastPath, ck)
+				}
+				if err != nil {
 					return fmt.Errorf("trainer: stopping: %w", err)
 				}
 				r.res.Stopped = "stopped by the user"
 				r.res.Epochs = epoch
 				return ErrStopped
 			}
-			loss, logits, err := net.TrainStep(train.X, train.Y)
+			lr = sched.Rate(gstep)
+			loss, logits, err := r.tr.Step(train.X, train.Y, lr)
 			if err != nil {
-				return fmt.Errorf("trainer: epoch %d step %d: %w", epoch+1, s+1, err)
+				return fmt.Errorf("trainer: epoch %d step %d on %s: %w", epoch+1, s+1, r.device, err)
 			}
 			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
 				return fmt.Errorf("%w: the loss became %v at epoch %d step %d: lower the learning rate (lr %g)", ErrDiverge, loss, epoch+1, s+1, cfg.LR)
 			}
-			r.grads = r.grads[:0]
-			for _, p := range net.Params {
-				r.grads = append(r.grads, p.Grad())
-			}
-			lr = sched.Rate(gstep)
-			r.opt.Step(r.params, r.grads, lr)
 			gstep++
 			stepsDone++
 			lossSum += float64(loss) * float64(train.Valid)
@@ -384,7 +380,8 @@ func (r *runner) loop(ctx context.Context) error {
 			perStep := time.Since(runStart) / time.Duration(stepsDone)
 			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: s + 1, Steps: spe, GlobalStep: gstep,
 				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(lr),
-				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-gstep, 0)), Device: r.device})
+				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-gstep, 0)), Device: r.device,
+				GPU: r.proof.sample(ctx, r.res)})
 		}
 		val := r.evaluate(ds.Val, "val")
 		er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(epStart).Seconds(), TrainLoss: lossSum / float64(max(seen, 1)),
@@ -398,7 +395,10 @@ func (r *runner) loop(ctx context.Context) error {
 			r.res.BestEpoch = bestEpoch
 		}
 		finished := epoch+1 == cfg.Epochs
-		ck := r.checkpoint(epoch+1, gstep, bestEpoch, bestAcc, finished)
+		ck, err := r.checkpoint(epoch+1, gstep, bestEpoch, bestAcc, finished)
+		if err != nil {
+			return err
+		}
 		if err := SaveCheckpoint(r.opts.FS, lastPath, ck); err != nil {
 			return fmt.Errorf("trainer: %w", err)
 		}
@@ -412,7 +412,7 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		r.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: spe, Step: spe, GlobalStep: gstep,
 			Loss: er.TrainLoss, Accuracy: er.TrainAcc, ValLoss: er.ValLoss, ValAccuracy: er.ValAcc, LR: er.LR,
-			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device,
+			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device, GPU: r.proof.sample(ctx, r.res),
 			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(max(total-gstep, 0))})
 		if cfg.Patience > 0 && epoch+1-bestEpoch >= cfg.Patience && !finished {
 			r.res.Stopped = fmt.Sprintf("early stopping: no better validation accuracy for %d epochs (best %.2f%% at epoch %d)", cfg.Patience, 100*bestAcc, bestEpoch)
@@ -432,6 +432,9 @@ func (r *runner) finalMetrics() error {
 	if err := ck.restore(r.net); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
+	if err := r.tr.WriteParams(r.params); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
 	v := r.evaluate(r.ds.Val, "val")
 	r.res.Val = &v
 	if r.ds.Test != nil && r.ds.Test.Len() > 0 {
@@ -448,7 +451,7 @@ func (r *runner) evaluate(s *data.Split, name string) Metrics {
 	b := data.NewBatcher(s, r.ds.ImageSize(), classes, r.cfg.Batch)
 	b.Rewind()
 	for b.Next() {
-		logits, err := r.net.Predict(b.X)
+		logits, err := r.tr.Predict(b.X)
 		if err != nil {
 			break
 		}
@@ -493,6 +496,11 @@ func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Dura
 	if err != nil {
 		return 0, fmt.Errorf("trainer: %w", err)
 	}
+	tg, eg := net.ExecGraphs()
+	tr, err := exec.NewTrainer(exec.NewGoBackend(), tg, eg, exec.Optim{Kind: "adam"})
+	if err != nil {
+		return 0, fmt.Errorf("trainer: %w", err)
+	}
 	x, y := net.RandomBatch(rand.New(rand.NewSource(cfg.Seed)))
 	const steps = 3
 	var elapsed time.Duration
@@ -501,7 +509,7 @@ func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Dura
 			return 0, ctx.Err()
 		}
 		t0 := time.Now()
-		if _, _, err := net.TrainStep(x, y); err != nil {
+		if _, _, err := tr.Forward(x, y); err != nil {
 			return 0, fmt.Errorf("trainer: %w", err)
 		}
 		if i > 0 { // the first step warms up

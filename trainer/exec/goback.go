@@ -3,6 +3,8 @@ package exec
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
@@ -169,20 +171,62 @@ func (g *GoBackend) Unary(op UnOp, a, out Buf, n int) {
 	}
 }
 
-// Gemm implements Backend with gonum's SGEMM.
+// Gemm implements Backend with gonum's SGEMM kernels, called on tiles of C
+// small enough for gonum's serial path: its own parallel path starts one
+// goroutine per 64×64 block, and the hand-offs cost more than the blocks
+// of LeNet-sized products (with one thread, most of the time went to
+// futex wake-ups). The tiles are shared out to one goroutine per thread.
 func (g *GoBackend) Gemm(transA, transB bool, m, n, k int, a, b, c Buf, beta float32) {
+	A, B, C := g.bufs[a], g.bufs[b], g.bufs[c]
 	ta, tb := blas.NoTrans, blas.NoTrans
-	ra, ca, rb, cb := m, k, k, n
 	if transA {
-		ta, ra, ca = blas.Trans, k, m
+		ta = blas.Trans
 	}
 	if transB {
-		tb, rb, cb = blas.Trans, n, k
+		tb = blas.Trans
 	}
-	blas32.Gemm(ta, tb, 1,
-		blas32.General{Rows: ra, Cols: ca, Stride: ca, Data: g.bufs[a]},
-		blas32.General{Rows: rb, Cols: cb, Stride: cb, Data: g.bufs[b]},
-		beta, blas32.General{Rows: m, Cols: n, Stride: n, Data: g.bufs[c]})
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	const tm, tn = 64, 128 // 2 of gonum's blocks: below its parallel threshold
+	impl := blas32.Implementation()
+	tile := func(i, j int) {
+		mi, nj := min(tm, m-i), min(tn, n-j)
+		ao := i * lda
+		if transA {
+			ao = i
+		}
+		bo := j
+		if transB {
+			bo = j * ldb
+		}
+		impl.Sgemm(ta, tb, mi, nj, k, 1, A[ao:], lda, B[bo:], ldb, beta, C[i*n+j:], n)
+	}
+	rows, cols := (m+tm-1)/tm, (n+tn-1)/tn
+	workers := min(runtime.GOMAXPROCS(0), rows*cols)
+	if workers <= 1 {
+		for i := 0; i < m; i += tm {
+			for j := 0; j < n; j += tn {
+				tile(i, j)
+			}
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for t := w; t < rows*cols; t += workers {
+				tile(t/cols*tm, t%cols*tn)
+			}
+		}(w)
+	}
+	wg.Wait()
 }
 
 // Repeat implements Backend.

@@ -7,9 +7,12 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"gpuwizard/trainer"
+	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
 	"gpuwizard/trainer/optim"
 )
@@ -67,7 +70,9 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	steps := fs.Int("steps", 30, "timed steps")
 	warmup := fs.Int("warmup", 5, "untimed steps first")
 	threads := fs.Int("threads", 0, "CPU threads (0: all)")
-	device := fs.String("device", "cpu", "cpu or cuda")
+	device := fs.String("device", "cpu", "cpu or cuda[:N]")
+	engine := fs.String("engine", "exec", "exec (gpuwizard's executor) or tape (gorgonia's tape machine, CPU only)")
+	ownGemm := fs.Bool("own-gemm", false, "on CUDA, use gpuwizard's SGEMM kernel even when cuBLAS is there")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
@@ -75,18 +80,42 @@ func Bench(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "bench: --steps and --warmup must be ≥ 1, --threads ≥ 0")
 		return ExitUsage
 	}
-	if *device != "cpu" {
-		st := trainer.DeviceStatus{Reason: "the GPU was not checked"}
-		if env.Probe != nil {
-			st = env.Probe(ctx)
-		}
-		if !st.CUDAUsable {
-			fmt.Fprintf(env.Stderr, "bench: --device %s cannot be served: %s\n", *device, st.Reason)
-		} else {
-			fmt.Fprintf(env.Stderr, "bench: the GPU %s is ready but gpuwizard's CUDA executor is not part of this build yet\n", st.GPU)
-		}
-		return ExitFailed
+	if *engine != "exec" && *engine != "tape" || *engine == "tape" && *device != "cpu" {
+		fmt.Fprintln(env.Stderr, "bench: --engine is exec or tape, and tape runs on the CPU only")
+		return ExitUsage
 	}
+	var be exec.Backend = exec.NewGoBackend()
+	if *device != "cpu" {
+		ordinal := 0
+		if rest, ok := strings.CutPrefix(*device, "cuda:"); ok {
+			n, err := strconv.Atoi(rest)
+			if err != nil || n < 0 {
+				fmt.Fprintf(env.Stderr, "bench: --device %q: write cpu, cuda or cuda:N\n", *device)
+				return ExitUsage
+			}
+			ordinal = n
+		} else if *device != "cuda" {
+			fmt.Fprintf(env.Stderr, "bench: --device %q: write cpu, cuda or cuda:N\n", *device)
+			return ExitUsage
+		}
+		if env.Probe != nil {
+			if st := env.Probe(ctx); !st.CUDAUsable {
+				fmt.Fprintf(env.Stderr, "bench: --device %s cannot be served: %s\n", *device, st.Reason)
+				return ExitFailed
+			}
+		}
+		cb, err := exec.OpenCUDA(ordinal)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "bench: --device %s: %v\n", *device, err)
+			return ExitFailed
+		}
+		if *ownGemm {
+			cb.UseOwnGEMM()
+		}
+		fmt.Fprintf(env.Stderr, "bench: %s: %s\n", cb.Name(), cb.Info())
+		be = cb
+	}
+	defer be.Close()
 	if *threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*threads))
 	}
@@ -104,23 +133,41 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	for i := range xs {
 		xs[i], ys[i] = net.RandomBatch(rng)
 	}
-	opt := optim.NewAdam(0)
-	var params, grads [][]float32
-	for _, p := range net.Params {
-		params = append(params, p.Data)
-	}
-	step := func(i int) float32 {
-		loss, _, err := net.TrainStep(xs[i%4], ys[i%4])
+	var step func(i int) float32
+	if *engine == "tape" {
+		opt := optim.NewAdam(0)
+		var params, grads [][]float32
+		for _, p := range net.Params {
+			params = append(params, p.Data)
+		}
+		step = func(i int) float32 {
+			loss, _, err := net.TrainStep(xs[i%4], ys[i%4])
+			if err != nil {
+				fmt.Fprintln(env.Stderr, "bench:", err)
+				return float32(math.NaN())
+			}
+			grads = grads[:0]
+			for _, p := range net.Params {
+				grads = append(grads, p.Grad())
+			}
+			opt.Step(params, grads, 1e-3)
+			return loss
+		}
+	} else {
+		tg, eg := net.ExecGraphs()
+		tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "adam"})
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "bench:", err)
-			return float32(math.NaN())
+			return ExitFailed
 		}
-		grads = grads[:0]
-		for _, p := range net.Params {
-			grads = append(grads, p.Grad())
+		step = func(i int) float32 {
+			loss, _, err := tr.Step(xs[i%4], ys[i%4], 1e-3) // reads the loss: one sync per step
+			if err != nil {
+				fmt.Fprintln(env.Stderr, "bench:", err)
+				return float32(math.NaN())
+			}
+			return loss
 		}
-		opt.Step(params, grads, 1e-3)
-		return loss
 	}
 	var first, last float32
 	for i := 0; i < *warmup; i++ {
@@ -137,7 +184,7 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	el := time.Since(t0).Seconds()
 	cpu := cpuTime() - cpu0
 	imgs := float64(*steps * *batch)
-	fmt.Fprintf(env.Stdout, "RESULT impl=gpuwizard model=%s device=cpu bs=%d threads=%d steps=%d sec=%.3f img_per_s=%.1f img_per_cpu_s=%.1f loss_first=%.4f loss_last=%.4f\n",
-		*kind, *batch, runtime.GOMAXPROCS(0), *steps, el, imgs/el, imgs/math.Max(cpu, 1e-9), first, last)
+	fmt.Fprintf(env.Stdout, "RESULT impl=gpuwizard-%s model=%s device=%s bs=%d threads=%d steps=%d sec=%.3f img_per_s=%.1f img_per_cpu_s=%.1f loss_first=%.4f loss_last=%.4f\n",
+		*engine, *kind, be.Name(), *batch, runtime.GOMAXPROCS(0), *steps, el, imgs/el, imgs/math.Max(cpu, 1e-9), first, last)
 	return ExitOK
 }

@@ -34,6 +34,8 @@ type Env struct {
 	Terminal bool
 	// Probe asks the doctor about the GPU (wired by main; nil in tests).
 	Probe trainer.DeviceProbe
+	// Sample reads NVML while training on CUDA (wired by main; nil in tests).
+	Sample trainer.GPUSampler
 }
 
 const trainUsage = `Usage: gpuwizard train [flags]
@@ -141,7 +143,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 		defer close(done)
 		show(events, env, tf.json)
 	}()
-	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe})
+	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample})
 	close(events)
 	<-done
 	switch {
@@ -157,6 +159,9 @@ func Train(ctx context.Context, args []string, env Env) int {
 			if m != nil {
 				fmt.Fprint(env.Stdout, m.Table())
 			}
+		}
+		if res.GPU != nil {
+			fmt.Fprintln(env.Stdout, res.GPU.Summary())
 		}
 		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s/best IMAGE\n", res.RunDir, res.BestEpoch, res.RunDir)
 	}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The checks and figures that need an NVIDIA GPU (run on a machine with the
+# driver, Go, and python3 with a CUDA build of PyTorch; make bench-gpu):
+#  1. the CUDA backend against the Go backend: loss, logits and every
+#     gradient of MLP, LeNet-5 and the CNN within 1e-4, batch 8 and 64,
+#     with cuBLAS and with the own SGEMM kernel;
+#  2. no CUDA library among the binary's dependencies;
+#  3. training speed against PyTorch CUDA on the same GPU, batch 64 and 256,
+#     interleaved (bench/train-speed.sh);
+#  4. SGEMM throughput and its fraction of the GPU's FP32 peak
+#     (PEAK_TFLOPS, default 67 for an H100 SXM; 51 for an H100 PCIe);
+#  5. LeNet-5 on the full MNIST on the GPU: test accuracy (the CPU run gives
+#     99.05 %) and NVML's proof of GPU use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-python3}
+PEAK_TFLOPS=${PEAK_TFLOPS:-67}
+make build >/dev/null
+echo "== 1. CUDA backend against the Go backend"
+go test -tags migrated_fynedo -count=1 -run 'TestCUDABackend|TestPTXMatchesSource' -v ./trainer/exec
+echo "== 2. ldd"
+if ldd bin/gpuwizard | grep -iE 'libcuda|cublas|cudart'; then echo "FAIL: the binary links CUDA" >&2; exit 1; fi
+echo "RESULT check=ldd cuda_libraries=0"
+echo "== 3. speed against PyTorch CUDA"
+for bs in 64 256; do DEVICE=cuda BATCH=$bs PY=$PY ROUNDS=${ROUNDS:-3} bench/train-speed.sh; done
+echo "== 4. SGEMM"
+GW_PEAK_TFLOPS=$PEAK_TFLOPS go test -tags migrated_fynedo -run '^$' -bench CUDASgemm -benchtime 2s ./trainer/exec
+echo "== 5. LeNet-5 on MNIST on the GPU"
+DEVICE=cuda bench/mnist-accuracy.sh

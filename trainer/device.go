@@ -1,0 +1,188 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpuwizard/trainer/exec"
+	"gpuwizard/trainer/model"
+)
+
+// GPUSample is one reading of the GPU while training on it.
+type GPUSample struct {
+	Time          time.Time `json:"time"`
+	Utilization   int       `json:"utilization_pct"` // GPU busy, percent of the last sample period
+	MemoryUsedMiB int       `json:"memory_used_mib"` // on the whole device
+	ProcessListed bool      `json:"process_listed"`  // this process is among NVML's compute processes
+	ProcessMiB    int       `json:"process_mib"`     // its memory, when NVML reports it
+	TemperatureC  int       `json:"temperature_c"`
+}
+
+// GPUSampler reads device ordinal as NVML sees it, looking for process pid.
+type GPUSampler func(ctx context.Context, ordinal, pid int) (GPUSample, error)
+
+// GPUProof summarises the samples of a run: the evidence that the GPU
+// really did the work.
+type GPUProof struct {
+	Device         string  `json:"device"`
+	Samples        int     `json:"samples"`
+	MeanUtil       float64 `json:"mean_utilization_pct"`
+	MaxUtil        int     `json:"max_utilization_pct"`
+	ProcessListed  bool    `json:"process_listed"`
+	PeakProcessMiB int     `json:"peak_process_mib"`
+	Error          string  `json:"error,omitempty"` // why sampling failed, if it did
+}
+
+// Summary says in one sentence what NVML saw.
+func (g *GPUProof) Summary() string {
+	if g.Samples == 0 {
+		return "GPU use on " + g.Device + " was not measured: " + g.Error
+	}
+	listed := "NVML listed this run among the GPU's compute processes"
+	if !g.ProcessListed {
+		listed = "NVML did not list this run's process (another PID namespace?)"
+	}
+	return fmt.Sprintf("GPU use on %s: %d samples, %.0f%% busy on average (peak %d%%), up to %d MiB; %s.",
+		g.Device, g.Samples, g.MeanUtil, g.MaxUtil, g.PeakProcessMiB, listed)
+}
+
+// proofSampler samples at most every second and keeps the summary.
+type proofSampler struct {
+	read    GPUSampler
+	ordinal int
+	last    time.Time
+	latest  *GPUSample
+	sumUtil float64
+}
+
+func (p *proofSampler) sample(ctx context.Context, res *Result) *GPUSample {
+	if p == nil || res == nil || res.GPU == nil {
+		return nil
+	}
+	if time.Since(p.last) < time.Second {
+		return p.latest
+	}
+	p.last = time.Now()
+	s, err := p.read(ctx, p.ordinal, os.Getpid())
+	if err != nil {
+		res.GPU.Error = err.Error()
+		return p.latest
+	}
+	g := res.GPU
+	g.Samples++
+	p.sumUtil += float64(s.Utilization)
+	g.MeanUtil = p.sumUtil / float64(g.Samples)
+	g.MaxUtil = max(g.MaxUtil, s.Utilization)
+	g.ProcessListed = g.ProcessListed || s.ProcessListed
+	g.PeakProcessMiB = max(g.PeakProcessMiB, s.ProcessMiB)
+	p.latest = &s
+	return p.latest
+}
+
+func openCUDA(ordinal int) (exec.Backend, exec.CUDAInfo, error) {
+	b, err := exec.OpenCUDA(ordinal)
+	if err != nil {
+		return nil, exec.CUDAInfo{}, err
+	}
+	return b, b.Info(), nil
+}
+
+// selectDevice applies the explicit fallback ladder, opens the backend
+// and records why.
+func (r *runner) selectDevice(ctx context.Context) error {
+	open := r.opts.OpenCUDA
+	if open == nil {
+		open = openCUDA
+	}
+	var st DeviceStatus
+	asked := r.opts.Probe != nil
+	if asked && r.cfg.Device != "cpu" {
+		st = r.opts.Probe(ctx)
+	}
+	cpu := func(reason string) {
+		r.be, r.device, r.reason = exec.NewGoBackend(), "cpu", reason
+	}
+	switch {
+	case r.cfg.Device == "cpu":
+		cpu("requested with device=cpu")
+	case strings.HasPrefix(r.cfg.Device, "cuda"):
+		ordinal := 0
+		if rest, ok := strings.CutPrefix(r.cfg.Device, "cuda:"); ok {
+			n, err := strconv.Atoi(rest)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%w: device %q: write cuda or cuda:N with N a GPU index (0, 1, ...)", ErrDevice, r.cfg.Device)
+			}
+			ordinal = n
+		}
+		if asked && !st.CUDAUsable {
+			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, st.Reason)
+		}
+		be, info, err := open(ordinal)
+		if err != nil {
+			return fmt.Errorf("%w: %s was requested but CUDA could not be opened: %w (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, err)
+		}
+		r.be, r.ordinal, r.device = be, ordinal, be.Name()
+		r.reason = "requested with device=" + r.cfg.Device + ": " + info.String()
+	default: // auto
+		switch {
+		case !asked:
+			cpu("automatic choice; the GPU was not checked")
+		case !st.CUDAUsable:
+			cpu("automatic choice; no usable GPU: " + st.Reason)
+		default:
+			be, info, err := open(0)
+			if err != nil {
+				cpu(fmt.Sprintf("automatic choice; the GPU %s passed the doctor's check but CUDA could not be opened: %v", st.GPU, err))
+				break
+			}
+			r.be, r.ordinal, r.device = be, 0, be.Name()
+			r.reason = "automatic choice: " + info.String()
+		}
+	}
+	return nil
+}
+
+// build makes the network and plans it on the backend. Out of GPU memory,
+// it halves the batch and says so, down to one image.
+func (r *runner) build(ctx context.Context, spec model.Spec) error {
+	for {
+		net, err := model.Build(spec, r.cfg.Batch, r.cfg.Seed)
+		if err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+		tg, eg := net.ExecGraphs()
+		tr, err := exec.NewTrainer(r.be, tg, eg, exec.Optim{Kind: r.cfg.Optimizer, Momentum: float32(r.cfg.Momentum), WeightDecay: float32(r.cfg.WeightDecay)})
+		if err == nil {
+			r.net, r.tr = net, tr
+			train, eval := tr.Programs()
+			if fb := append(train.Fallbacks, eval.Fallbacks...); len(fb) > 0 {
+				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("%d op(s) have no %s kernel and run through gorgonia on the CPU with copies: %s",
+					len(fb), r.device, strings.Join(fb, "; "))})
+			}
+			return nil
+		}
+		if !errors.Is(err, exec.ErrOutOfMemory) || r.cfg.Batch == 1 || r.device == "cpu" {
+			return fmt.Errorf("trainer: planning %s on %s: %w", spec.Kind, r.device, err)
+		}
+		// The failed plan's buffers stay allocated: start a fresh backend.
+		r.be.Close()
+		open := r.opts.OpenCUDA
+		if open == nil {
+			open = openCUDA
+		}
+		be, _, oerr := open(r.ordinal)
+		if oerr != nil {
+			return fmt.Errorf("trainer: reopening %s after running out of memory: %w", r.device, oerr)
+		}
+		r.be = be
+		msg := fmt.Sprintf("out of GPU memory at batch %d: halved the batch to %d", r.cfg.Batch, r.cfg.Batch/2)
+		r.cfg.Batch /= 2
+		r.reason += "; " + msg
+		r.em.send(ctx, Event{Kind: EventLog, Message: msg + " (" + err.Error() + ")"})
+	}
+}

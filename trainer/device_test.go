@@ -1,0 +1,109 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"gpuwizard/trainer/exec"
+)
+
+// fakeCUDA is the Go backend dressed as a GPU with a memory limit, so the
+// CUDA ladder (open, out of memory, proof of use) runs without a GPU.
+type fakeCUDA struct {
+	*exec.GoBackend
+	limit, used int // floats
+}
+
+func (f *fakeCUDA) Name() string { return "cuda:0" }
+
+func (f *fakeCUDA) Alloc(n int) (exec.Buf, error) {
+	if f.used+n > f.limit {
+		return exec.NoBuf, fmt.Errorf("%w: fake device of %d floats is full", exec.ErrOutOfMemory, f.limit)
+	}
+	f.used += n
+	return f.GoBackend.Alloc(n)
+}
+
+var fakeInfo = exec.CUDAInfo{Name: "Fake GPU", Major: 9, Minor: 0, Memory: 1 << 30, Driver: 13000, GEMM: "cuBLAS"}
+
+func usable(context.Context) DeviceStatus {
+	return DeviceStatus{CUDAUsable: true, GPU: "Fake GPU", Reason: "ready"}
+}
+
+func TestCUDALadder(t *testing.T) {
+	cfg := tinyConfig(t, tinyDataset(t, 10))
+	cfg.Epochs, cfg.Batch, cfg.Device = 1, 16, "cuda"
+
+	// Measure what batches 16 and 8 need, then give the fake device an
+	// amount in between.
+	need := func(batch int) int {
+		c := cfg
+		c.Batch = batch
+		probe := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}
+		if _, _, err := collect(context.Background(), c, Options{Probe: usable,
+			OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) { return probe, fakeInfo, nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return probe.used
+	}
+	limit := (need(16) + need(8)) / 2
+	opens := 0
+	samples := 0
+	opts := Options{Probe: usable,
+		OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+			opens++
+			return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit}, fakeInfo, nil
+		},
+		Sample: func(ctx context.Context, ordinal, pid int) (GPUSample, error) {
+			samples++
+			return GPUSample{Time: time.Now(), Utilization: 87, ProcessListed: true, ProcessMiB: 321}, nil
+		}}
+	evs, res, err := collect(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opens != 2 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 16: halved the batch to 8") {
+		t.Fatalf("out of memory must halve the batch and say so: %d opens, reason %q", opens, res.DeviceReason)
+	}
+	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") {
+		t.Fatalf("device %q reason %q", res.Device, res.DeviceReason)
+	}
+	var logged bool
+	for _, e := range evs {
+		if e.Kind == EventStart && (e.Device != "cuda:0" || !strings.Contains(e.DeviceReason, "Fake GPU")) {
+			t.Fatalf("the first event must name the device and why: %+v", e)
+		}
+		logged = logged || e.Kind == EventLog && strings.Contains(e.Message, "halved the batch to 8")
+	}
+	if !logged {
+		t.Fatal("the halving was not logged")
+	}
+	if res.GPU == nil || samples == 0 || res.GPU.Samples == 0 || !res.GPU.ProcessListed || res.GPU.MaxUtil != 87 || res.GPU.PeakProcessMiB != 321 {
+		t.Fatalf("the proof of GPU use is missing: %+v (%d samples taken)", res.GPU, samples)
+	}
+
+	// CUDA that cannot be opened: an error under cuda, the CPU with the
+	// reason under auto.
+	broken := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+		return nil, exec.CUDAInfo{}, fmt.Errorf("%w: cuInit: CUDA_ERROR_NO_DEVICE (100)", exec.ErrNoCUDA)
+	}}
+	if _, _, err := collect(context.Background(), cfg, broken); !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "CUDA_ERROR_NO_DEVICE") {
+		t.Fatalf("cuda that cannot open must fail with why: %v", err)
+	}
+	cfg.Device = "auto"
+	_, res, err = collect(context.Background(), cfg, broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Device != "cpu" || !strings.Contains(res.DeviceReason, "CUDA could not be opened") || res.GPU != nil {
+		t.Fatalf("auto must fall back to the CPU and say why: %q %q", res.Device, res.DeviceReason)
+	}
+	cfg.Device = "cuda:x"
+	if _, _, err := collect(context.Background(), cfg, opts); !errors.Is(err, ErrDevice) {
+		t.Fatalf("cuda:x: %v", err)
+	}
+}

@@ -1,0 +1,316 @@
+package exec
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+typedef int gwres;
+typedef unsigned long long gwptr;
+
+// Driver API entry points, looked up by explicit versioned names so that
+// one binary works with every driver from CUDA 11 to 13.
+typedef struct {
+	void *lib, *blas, *handle, *ctx;
+	gwres (*cuInit)(unsigned);
+	gwres (*cuDriverGetVersion)(int*);
+	gwres (*cuDeviceGetCount)(int*);
+	gwres (*cuDeviceGet)(int*, int);
+	gwres (*cuDeviceGetName)(char*, int, int);
+	gwres (*cuDeviceGetAttribute)(int*, int, int);
+	gwres (*cuDeviceTotalMem)(size_t*, int);
+	gwres (*cuDevicePrimaryCtxRetain)(void**, int);
+	gwres (*cuDevicePrimaryCtxRelease)(int);
+	gwres (*cuCtxSetCurrent)(void*);
+	gwres (*cuCtxSynchronize)(void);
+	gwres (*cuMemAlloc)(gwptr*, size_t);
+	gwres (*cuMemFree)(gwptr);
+	gwres (*cuMemcpyHtoD)(gwptr, const void*, size_t);
+	gwres (*cuMemcpyDtoH)(void*, gwptr, size_t);
+	gwres (*cuMemGetInfo)(size_t*, size_t*);
+	gwres (*cuModuleLoadData)(void**, const void*);
+	gwres (*cuModuleGetFunction)(void**, void*, const char*);
+	gwres (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+		unsigned, void*, void**, void**);
+	gwres (*cuGetErrorName)(gwres, const char**);
+	int (*cublasCreate)(void**);
+	int (*cublasDestroy)(void*);
+	int (*cublasSgemm)(void*, int, int, int, int, int, const float*, const float*, int,
+		const float*, int, const float*, float*, int);
+	int device;
+} gwcuda;
+
+static void *gw_sym(void *lib, const char *name, int *missing) {
+	void *p = dlsym(lib, name);
+	if (!p) *missing = 1;
+	return p;
+}
+
+// gw_open loads libcuda.so.1 and, when present, cuBLAS. It returns NULL
+// with a message in err (size errlen) when the driver library is absent or
+// lacks a symbol.
+static gwcuda *gw_open(char *err, int errlen) {
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, errlen, "%s", dlerror());
+		return NULL;
+	}
+	gwcuda *c = calloc(1, sizeof(gwcuda));
+	c->lib = lib;
+	int m = 0;
+	c->cuInit = gw_sym(lib, "cuInit", &m);
+	c->cuDriverGetVersion = gw_sym(lib, "cuDriverGetVersion", &m);
+	c->cuDeviceGetCount = gw_sym(lib, "cuDeviceGetCount", &m);
+	c->cuDeviceGet = gw_sym(lib, "cuDeviceGet", &m);
+	c->cuDeviceGetName = gw_sym(lib, "cuDeviceGetName", &m);
+	c->cuDeviceGetAttribute = gw_sym(lib, "cuDeviceGetAttribute", &m);
+	c->cuDeviceTotalMem = gw_sym(lib, "cuDeviceTotalMem_v2", &m);
+	c->cuDevicePrimaryCtxRetain = gw_sym(lib, "cuDevicePrimaryCtxRetain", &m);
+	c->cuDevicePrimaryCtxRelease = gw_sym(lib, "cuDevicePrimaryCtxRelease_v2", &m);
+	c->cuCtxSetCurrent = gw_sym(lib, "cuCtxSetCurrent", &m);
+	c->cuCtxSynchronize = gw_sym(lib, "cuCtxSynchronize", &m);
+	c->cuMemAlloc = gw_sym(lib, "cuMemAlloc_v2", &m);
+	c->cuMemFree = gw_sym(lib, "cuMemFree_v2", &m);
+	c->cuMemcpyHtoD = gw_sym(lib, "cuMemcpyHtoD_v2", &m);
+	c->cuMemcpyDtoH = gw_sym(lib, "cuMemcpyDtoH_v2", &m);
+	c->cuMemGetInfo = gw_sym(lib, "cuMemGetInfo_v2", &m);
+	c->cuModuleLoadData = gw_sym(lib, "cuModuleLoadData", &m);
+	c->cuModuleGetFunction = gw_sym(lib, "cuModuleGetFunction", &m);
+	c->cuLaunchKernel = gw_sym(lib, "cuLaunchKernel", &m);
+	c->cuGetErrorName = gw_sym(lib, "cuGetErrorName", &m);
+	if (m) {
+		snprintf(err, errlen, "libcuda.so.1 lacks a driver API function gpuwizard needs (driver too old?)");
+		dlclose(lib);
+		free(c);
+		return NULL;
+	}
+	const char *blas[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", NULL};
+	for (int i = 0; blas[i] && !c->blas; i++) {
+		c->blas = dlopen(blas[i], RTLD_NOW | RTLD_LOCAL);
+	}
+	if (c->blas) {
+		int bm = 0;
+		c->cublasCreate = gw_sym(c->blas, "cublasCreate_v2", &bm);
+		c->cublasDestroy = gw_sym(c->blas, "cublasDestroy_v2", &bm);
+		c->cublasSgemm = gw_sym(c->blas, "cublasSgemm_v2", &bm);
+		if (bm) {
+			dlclose(c->blas);
+			c->blas = NULL;
+		}
+	}
+	return c;
+}
+
+static const char *gw_errname(gwcuda *c, gwres r) {
+	const char *s = NULL;
+	if (c && c->cuGetErrorName && c->cuGetErrorName(r, &s) == 0 && s) return s;
+	return "CUDA_ERROR_UNKNOWN";
+}
+
+static gwres gw_init(gwcuda *c) { return c->cuInit(0); }
+static gwres gw_driver_version(gwcuda *c, int *v) { return c->cuDriverGetVersion(v); }
+static gwres gw_count(gwcuda *c, int *n) { return c->cuDeviceGetCount(n); }
+
+// gw_device selects device ordinal and makes its primary context current.
+static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *major, int *minor, size_t *mem) {
+	int dev;
+	gwres r = c->cuDeviceGet(&dev, ordinal);
+	if (r) return r;
+	if ((r = c->cuDeviceGetName(name, namelen, dev))) return r;
+	if ((r = c->cuDeviceGetAttribute(major, 75, dev))) return r; // COMPUTE_CAPABILITY_MAJOR
+	if ((r = c->cuDeviceGetAttribute(minor, 76, dev))) return r; // COMPUTE_CAPABILITY_MINOR
+	if ((r = c->cuDeviceTotalMem(mem, dev))) return r;
+	if ((r = c->cuDevicePrimaryCtxRetain(&c->ctx, dev))) return r;
+	c->device = dev;
+	return c->cuCtxSetCurrent(c->ctx);
+}
+
+// CUDA contexts are current per OS thread and goroutines move between
+// threads, so every call below makes the primary context current first
+// (a thread-local store in the driver).
+#define CUR(c) do { gwres _r = (c)->cuCtxSetCurrent((c)->ctx); if (_r) return _r; } while (0)
+
+static int gw_blas_create(gwcuda *c) {
+	if (!c->blas) return -1;
+	if (c->cuCtxSetCurrent(c->ctx)) return -1;
+	return c->cublasCreate(&c->handle);
+}
+
+static void gw_close(gwcuda *c) {
+	if (c->handle) c->cublasDestroy(c->handle);
+	if (c->ctx) c->cuDevicePrimaryCtxRelease(c->device);
+	free(c);
+}
+
+static gwres gw_alloc(gwcuda *c, gwptr *p, size_t n) { CUR(c); return c->cuMemAlloc(p, n); }
+static gwres gw_free(gwcuda *c, gwptr p) { CUR(c); return c->cuMemFree(p); }
+static gwres gw_htod(gwcuda *c, gwptr d, const void *s, size_t n) { CUR(c); return c->cuMemcpyHtoD(d, s, n); }
+static gwres gw_dtoh(gwcuda *c, void *d, gwptr s, size_t n) { CUR(c); return c->cuMemcpyDtoH(d, s, n); }
+static gwres gw_sync(gwcuda *c) { CUR(c); return c->cuCtxSynchronize(); }
+static gwres gw_meminfo(gwcuda *c, size_t *fr, size_t *tot) { CUR(c); return c->cuMemGetInfo(fr, tot); }
+static gwres gw_module(gwcuda *c, void **mod, const char *ptx) { CUR(c); return c->cuModuleLoadData(mod, ptx); }
+static gwres gw_function(gwcuda *c, void **f, void *mod, const char *name) {
+	return c->cuModuleGetFunction(f, mod, name);
+}
+
+// gw_launch passes nargs 8-byte argument slots (ints and floats in the low
+// bytes, little-endian) on the default stream.
+static gwres gw_launch(gwcuda *c, void *f, unsigned gx, unsigned gy, unsigned bx, unsigned by, int nargs, uint64_t *vals) {
+	CUR(c);
+	void *params[16];
+	for (int i = 0; i < nargs && i < 16; i++) params[i] = &vals[i];
+	return c->cuLaunchKernel(f, gx, gy, 1, bx, by, 1, 0, NULL, params, NULL);
+}
+
+static int gw_sgemm(gwcuda *c, int opB, int opA, int n, int m, int k, gwptr B, int ldb, gwptr A, int lda,
+	float beta, gwptr C, int ldc) {
+	float one = 1.f;
+	if (c->cuCtxSetCurrent(c->ctx)) return -1;
+	return c->cublasSgemm(c->handle, opB, opA, n, m, k, &one, (const float*)B, ldb, (const float*)A, lda,
+		&beta, (float*)C, ldc);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// cudaLib is the loaded driver (and cuBLAS) with a current primary context.
+type cudaLib struct {
+	c *C.gwcuda
+}
+
+// cuError names a driver error.
+type cuError struct {
+	call string
+	code int
+	name string
+}
+
+func (e *cuError) Error() string { return fmt.Sprintf("%s: %s (%d)", e.call, e.name, e.code) }
+
+func (l *cudaLib) check(call string, r C.gwres) error {
+	if r == 0 {
+		return nil
+	}
+	return &cuError{call: call, code: int(r), name: C.GoString(C.gw_errname(l.c, r))}
+}
+
+func openLib() (*cudaLib, error) {
+	buf := make([]byte, 512)
+	c := C.gw_open((*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
+	if c == nil {
+		return nil, fmt.Errorf("%s", C.GoString((*C.char)(unsafe.Pointer(&buf[0]))))
+	}
+	return &cudaLib{c: c}, nil
+}
+
+func (l *cudaLib) init() error { return l.check("cuInit", C.gw_init(l.c)) }
+
+func (l *cudaLib) driverVersion() (int, error) {
+	var v C.int
+	err := l.check("cuDriverGetVersion", C.gw_driver_version(l.c, &v))
+	return int(v), err
+}
+
+func (l *cudaLib) count() (int, error) {
+	var n C.int
+	err := l.check("cuDeviceGetCount", C.gw_count(l.c, &n))
+	return int(n), err
+}
+
+func (l *cudaLib) device(ordinal int) (name string, major, minor int, mem uint64, err error) {
+	buf := make([]byte, 256)
+	var ma, mi C.int
+	var m C.size_t
+	r := C.gw_device(l.c, C.int(ordinal), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &ma, &mi, &m)
+	if err := l.check("cuDevicePrimaryCtxRetain", r); err != nil {
+		return "", 0, 0, 0, err
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), int(ma), int(mi), uint64(m), nil
+}
+
+func (l *cudaLib) blas() bool { return C.gw_blas_create(l.c) == 0 }
+
+func (l *cudaLib) close() { C.gw_close(l.c) }
+
+func (l *cudaLib) alloc(bytes int) (uint64, error) {
+	var p C.gwptr
+	err := l.check("cuMemAlloc", C.gw_alloc(l.c, &p, C.size_t(bytes)))
+	return uint64(p), err
+}
+
+func (l *cudaLib) free(p uint64) { C.gw_free(l.c, C.gwptr(p)) }
+
+func (l *cudaLib) htod(dst uint64, src []float32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return l.check("cuMemcpyHtoD", C.gw_htod(l.c, C.gwptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
+}
+
+func (l *cudaLib) dtoh(dst []float32, src uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return l.check("cuMemcpyDtoH", C.gw_dtoh(l.c, unsafe.Pointer(&dst[0]), C.gwptr(src), C.size_t(4*len(dst))))
+}
+
+func (l *cudaLib) sync() error { return l.check("cuCtxSynchronize", C.gw_sync(l.c)) }
+
+func (l *cudaLib) memInfo() (free, total uint64, err error) {
+	var f, t C.size_t
+	err = l.check("cuMemGetInfo", C.gw_meminfo(l.c, &f, &t))
+	return uint64(f), uint64(t), err
+}
+
+// module loads PTX text and returns its functions by name.
+func (l *cudaLib) module(ptx string, names []string) (map[string]unsafe.Pointer, error) {
+	cs := C.CString(ptx)
+	defer C.free(unsafe.Pointer(cs))
+	var mod unsafe.Pointer
+	if err := l.check("cuModuleLoadData", C.gw_module(l.c, &mod, cs)); err != nil {
+		return nil, err
+	}
+	out := map[string]unsafe.Pointer{}
+	for _, n := range names {
+		cn := C.CString(n)
+		var f unsafe.Pointer
+		err := l.check("cuModuleGetFunction("+n+")", C.gw_function(l.c, &f, mod, cn))
+		C.free(unsafe.Pointer(cn))
+		if err != nil {
+			return nil, err
+		}
+		out[n] = f
+	}
+	return out, nil
+}
+
+func (l *cudaLib) launch(f unsafe.Pointer, gx, gy, bx, by int, args []uint64) error {
+	return l.check("cuLaunchKernel", C.gw_launch(l.c, f, C.uint(gx), C.uint(gy), C.uint(bx), C.uint(by),
+		C.int(len(args)), (*C.uint64_t)(unsafe.Pointer(&args[0]))))
+}
+
+// sgemm computes row-major C (m×n) = op(A)·op(B) + beta·C with cuBLAS
+// (column-major): Cᵀ = op(B)ᵀ·op(A)ᵀ.
+func (l *cudaLib) sgemm(ta, tb bool, m, n, k int, a, b, c uint64, beta float32) error {
+	opA, lda := 0, k
+	if ta {
+		opA, lda = 1, m
+	}
+	opB, ldb := 0, n
+	if tb {
+		opB, ldb = 1, k
+	}
+	r := C.gw_sgemm(l.c, C.int(opB), C.int(opA), C.int(n), C.int(m), C.int(k), C.gwptr(b), C.int(ldb),
+		C.gwptr(a), C.int(lda), C.float(beta), C.gwptr(c), C.int(n))
+	if r != 0 {
+		return fmt.Errorf("cublasSgemm_v2: status %d", int(r))
+	}
+	return nil
+}
