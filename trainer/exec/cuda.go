@@ -40,9 +40,11 @@ func (i CUDAInfo) String() string {
 		i.Name, i.Major, i.Minor, float64(i.Memory)/(1<<30), i.DriverString(), i.GEMM)
 }
 
-var kernelNames = []string{"gw_fill", "gw_copy", "gw_binary", "gw_unary", "gw_repeat", "gw_sum_axis",
-	"gw_sum_rows", "gw_softmax", "gw_softmax_grad", "gw_maxpool", "gw_maxpool_grad", "gw_bn_train",
-	"gw_bn_eval", "gw_bn_grad", "gw_im2col", "gw_col2im", "gw_swap01", "gw_adam", "gw_sgd", "gw_sgemm"}
+func kernelNames() []string {
+	return []string{"gw_fill", "gw_copy", "gw_binary", "gw_unary", "gw_repeat", "gw_sum_axis",
+		"gw_sum_rows", "gw_softmax", "gw_softmax_grad", "gw_maxpool", "gw_maxpool_grad", "gw_bn_train",
+		"gw_bn_eval", "gw_bn_grad", "gw_im2col", "gw_col2im", "gw_swap01", "gw_adam", "gw_sgd", "gw_sgemm"}
+}
 
 // CUDABackend runs the kernels on an NVIDIA GPU through the driver API,
 // loaded at run time: the binary links no CUDA library.
@@ -85,7 +87,7 @@ func OpenCUDA(ordinal int) (*CUDABackend, error) {
 		return fail(err)
 	}
 	b := &CUDABackend{lib: lib, info: info, args: make([]uint64, 0, 16)}
-	if b.fn, err = lib.module(assets.KernelsPTX, kernelNames); err != nil {
+	if b.fn, err = lib.module(assets.KernelsPTX, kernelNames()); err != nil {
 		return fail(fmt.Errorf("loading gpuwizard's kernels (PTX for compute capability 6.0, ISA 7.8; a driver for CUDA 11.8 or newer is needed): %w", err))
 	}
 	b.cublas = lib.blas()
@@ -308,7 +310,7 @@ func (b *CUDABackend) SGD(p, g, vel Buf, n int, lr, momentum, decay float32) {
 }
 
 // KernelNames lists the kernels the backend launches (for tests).
-func KernelNames() []string { return append([]string(nil), kernelNames...) }
+func KernelNames() []string { return kernelNames() }
 
 // UseOwnGEMM makes the backend use its own SGEMM kernel even when cuBLAS
 // was found (tests and benchmarks).

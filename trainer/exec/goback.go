@@ -9,16 +9,24 @@ import (
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"gpuwizard/trainer/exec/internal/sgemm"
 )
 
 // GoBackend runs the kernels on the CPU in Go. It is the reference the CUDA
 // backend is tested against.
 type GoBackend struct {
-	bufs [][]float32
+	bufs    [][]float32
+	gemm    sgemm.Gemm
+	generic bool // use gonum's SGEMM even where the AVX2 kernel runs
 }
 
 // NewGoBackend returns an empty CPU backend.
 func NewGoBackend() *GoBackend { return &GoBackend{} }
+
+// UseGonumGEMM makes the backend use gonum's SGEMM even on CPUs with AVX2
+// and FMA (tests and benchmarks compare the two).
+func (g *GoBackend) UseGonumGEMM() { g.generic = true }
 
 // Name implements Backend.
 func (g *GoBackend) Name() string { return "cpu" }
@@ -171,13 +179,18 @@ func (g *GoBackend) Unary(op UnOp, a, out Buf, n int) {
 	}
 }
 
-// Gemm implements Backend with gonum's SGEMM kernels, called on tiles of C
+// Gemm implements Backend: with the AVX2/FMA kernel (package sgemm) where the
+// CPU has it, else with gonum's SGEMM kernels, called on tiles of C
 // small enough for gonum's serial path: its own parallel path starts one
 // goroutine per 64×64 block, and the hand-offs cost more than the blocks
 // of LeNet-sized products (with one thread, most of the time went to
 // futex wake-ups). The tiles are shared out to one goroutine per thread.
 func (g *GoBackend) Gemm(transA, transB bool, m, n, k int, a, b, c Buf, beta float32) {
 	A, B, C := g.bufs[a], g.bufs[b], g.bufs[c]
+	if !g.generic && sgemm.Available() {
+		g.gemm.Run(transA, transB, m, n, k, A, B, C, beta)
+		return
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans
@@ -323,6 +336,10 @@ func (g *GoBackend) SoftmaxGrad(y, gr, out Buf, rows, cols int, log bool) {
 // in row-major order, as in gorgonia.
 func (g *GoBackend) MaxPool(in, out, idx Buf, p Pool) {
 	I, O, X := g.bufs[in], g.bufs[out], g.bufs[idx]
+	if p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.OH*2 <= p.H && p.OW*2 <= p.W {
+		maxPool2x2(I, O, X, p)
+		return
+	}
 	for plane := 0; plane < p.N*p.C; plane++ {
 		src := I[plane*p.H*p.W:][:p.H*p.W]
 		dst := O[plane*p.OH*p.OW:][:p.OH*p.OW]
@@ -340,6 +357,36 @@ func (g *GoBackend) MaxPool(in, out, idx Buf, p Pool) {
 					}
 				}
 				dst[oy*p.OW+ox], ix[oy*p.OW+ox] = best, float32(at)
+			}
+		}
+	}
+}
+
+// maxPool2x2 is MaxPool for the common 2×2 window with stride 2 whose
+// windows all lie inside the image: the same first-wins order, without the
+// general loop's bounds.
+func maxPool2x2(I, O, X []float32, p Pool) {
+	for plane := 0; plane < p.N*p.C; plane++ {
+		src := I[plane*p.H*p.W:][:p.H*p.W]
+		dst := O[plane*p.OH*p.OW:][:p.OH*p.OW]
+		ix := X[plane*p.OH*p.OW:][:p.OH*p.OW]
+		for oy := 0; oy < p.OH; oy++ {
+			r0 := src[2*oy*p.W:][:2*p.OW]
+			r1 := src[(2*oy+1)*p.W:][:2*p.OW]
+			d := dst[oy*p.OW:][:p.OW]
+			x := ix[oy*p.OW:][:p.OW]
+			for ox := range d {
+				best, at := r0[2*ox], float32(0)
+				if v := r0[2*ox+1]; v > best {
+					best, at = v, 1
+				}
+				if v := r1[2*ox]; v > best {
+					best, at = v, 2
+				}
+				if v := r1[2*ox+1]; v > best {
+					best, at = v, 3
+				}
+				d[ox], x[ox] = best, at
 			}
 		}
 	}
