@@ -316,3 +316,29 @@ func TestDeviceSelectorOffersReadyGPUs(t *testing.T) {
 		t.Fatalf("cuda:0 shows as %q", wz.settings.device.Selected)
 	}
 }
+
+// TestGPUUseIsShown: training on CUDA, the progress line says how busy NVML
+// sees the GPU and this run's memory, and the results say what NVML saw.
+func TestGPUUseIsShown(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{})
+	loop.do(func() {
+		wz.train.apply([]trainer.Event{
+			{Kind: trainer.EventStart, Device: "cuda:0", DeviceReason: "requested with device=cuda: NVIDIA H100"},
+			{Kind: trainer.EventStep, Epoch: 1, Epochs: 1, Step: 1, Steps: 10, Device: "cuda:0",
+				GPU: &trainer.GPUSample{Utilization: 87, ProcessListed: true, ProcessMiB: 321}},
+		})
+	})
+	if !strings.Contains(wz.train.where.Text, "GPU 87% busy, this run 321 MiB") || !strings.Contains(wz.train.device.Text, "CUDA:0") {
+		t.Fatalf("progress %q, device %q", wz.train.where.Text, wz.train.device.Text)
+	}
+	res := &trainer.Result{Device: "cuda:0", RunDir: t.TempDir(), Epochs: 1, BestEpoch: 1,
+		Val: &trainer.Metrics{Accuracy: 0.9},
+		GPU: &trainer.GPUProof{Device: "cuda:0", Samples: 12, MeanUtil: 81.5, MaxUtil: 93, ProcessListed: true, PeakProcessMiB: 330}}
+	loop.do(func() {
+		wz.result = res
+		wz.results.enter()
+	})
+	if !strings.Contains(wz.results.folder.Text, "GPU use on cuda:0: 12 samples, 82% busy on average (peak 93%), up to 330 MiB; NVML listed this run") {
+		t.Fatalf("results: %q", wz.results.folder.Text)
+	}
+}

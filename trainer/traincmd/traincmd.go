@@ -85,7 +85,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.Float64Var(&c.ValSplit, "val-split", c.ValSplit, "fraction kept for validation when there is no val folder")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed: the same seed repeats a run")
 	fs.IntVar(&c.Patience, "patience", c.Patience, "stop after N epochs without a better validation accuracy (0: off)")
-	fs.StringVar(&c.Device, "device", c.Device, "auto, cpu or cuda")
+	fs.StringVar(&c.Device, "device", c.Device, "auto, cpu, cuda or cuda:N (auto: the GPU when the doctor accepts it and CUDA opens)")
 	fs.IntVar(&c.Threads, "threads", c.Threads, "CPU threads (0: all)")
 	fs.StringVar(&c.Project, "project", c.Project, "folder for runs")
 	fs.StringVar(&c.Name, "name", c.Name, "run name (default train, train2, ...)")
