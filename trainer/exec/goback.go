@@ -424,91 +424,18 @@ func (g *GoBackend) BatchNormGrad(x, gr, out, save Buf, p Norm) {
 }
 
 // Im2col implements Backend.
-func (g *GoBackend) Im2col(x, cols Buf, p Conv) {
-	X, C := g.bufs[x], g.bufs[cols]
-	P, NP := p.PDim(), p.N*p.PDim()
-	for n := 0; n < p.N; n++ {
-		for c := 0; c < p.C; c++ {
-			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
-			for ky := 0; ky < p.K; ky++ {
-				for kx := 0; kx < p.K; kx++ {
-					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
-					for oy := 0; oy < p.OH; oy++ {
-						iy := oy + ky - p.Pad
-						dst := row[oy*p.OW : (oy+1)*p.OW]
-						if iy < 0 || iy >= p.H {
-							clear(dst)
-							continue
-						}
-						src := plane[iy*p.W : (iy+1)*p.W]
-						lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
-						clear(dst[:max(lo, 0)])
-						if hi > lo {
-							copy(dst[lo:hi], src[lo+kx-p.Pad:])
-						}
-						if hi < p.OW {
-							clear(dst[max(hi, 0):])
-						}
-					}
-				}
-			}
-		}
-	}
-}
+func (g *GoBackend) Im2col(x, cols Buf, p Conv) { Im2colCPU(g.bufs[x], g.bufs[cols], p) }
 
 // Col2im implements Backend.
-func (g *GoBackend) Col2im(cols, x Buf, p Conv) {
-	C, X := g.bufs[cols], g.bufs[x]
-	P, NP := p.PDim(), p.N*p.PDim()
-	clear(X[:p.N*p.C*p.H*p.W])
-	for n := 0; n < p.N; n++ {
-		for c := 0; c < p.C; c++ {
-			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
-			for ky := 0; ky < p.K; ky++ {
-				for kx := 0; kx < p.K; kx++ {
-					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
-					lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
-					if hi <= lo {
-						continue
-					}
-					for oy := 0; oy < p.OH; oy++ {
-						iy := oy + ky - p.Pad
-						if iy < 0 || iy >= p.H {
-							continue
-						}
-						src := row[oy*p.OW+lo : oy*p.OW+hi]
-						dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
-						for i, v := range src {
-							dst[i] += v
-						}
-					}
-				}
-			}
-		}
-	}
-}
+func (g *GoBackend) Col2im(cols, x Buf, p Conv) { Col2imCPU(g.bufs[cols], g.bufs[x], p) }
 
 // Swap01 implements Backend.
 func (g *GoBackend) Swap01(in, out Buf, a, b, c int, bias Buf) {
-	I, O := g.bufs[in], g.bufs[out]
 	var B []float32
 	if bias != NoBuf {
 		B = g.bufs[bias]
 	}
-	for i := 0; i < a; i++ {
-		for j := 0; j < b; j++ {
-			src := I[(i*b+j)*c:][:c]
-			dst := O[(j*a+i)*c:][:c]
-			if B == nil {
-				copy(dst, src)
-				continue
-			}
-			bv := B[i]
-			for k, v := range src {
-				dst[k] = v + bv
-			}
-		}
-	}
+	Swap01CPU(g.bufs[in], g.bufs[out], a, b, c, B)
 }
 
 // Adam implements Backend with the same arithmetic as optim.Adam.
@@ -591,6 +518,90 @@ func BatchNormGradCPU(X, G, O, S []float32, p Norm) {
 			off := (b*p.C + c) * p.HW
 			for i, dy := range G[off : off+p.HW] {
 				O[off+i] = (dy - (X[off+i]-mean)*k - gm) * inv
+			}
+		}
+	}
+}
+
+// Im2colCPU writes the columns of the batch X as C (KDim × N·PDim): row
+// (c, ky, kx), column (n, oy, ox).
+func Im2colCPU(X, C []float32, p Conv) {
+	P, NP := p.PDim(), p.N*p.PDim()
+	for n := 0; n < p.N; n++ {
+		for c := 0; c < p.C; c++ {
+			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
+			for ky := 0; ky < p.K; ky++ {
+				for kx := 0; kx < p.K; kx++ {
+					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
+					for oy := 0; oy < p.OH; oy++ {
+						iy := oy + ky - p.Pad
+						dst := row[oy*p.OW : (oy+1)*p.OW]
+						if iy < 0 || iy >= p.H {
+							clear(dst)
+							continue
+						}
+						src := plane[iy*p.W : (iy+1)*p.W]
+						lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
+						clear(dst[:max(lo, 0)])
+						if hi > lo {
+							copy(dst[lo:hi], src[lo+kx-p.Pad:])
+						}
+						if hi < p.OW {
+							clear(dst[max(hi, 0):])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// Col2imCPU adds the columns C back onto X (zeroed first): the adjoint of
+// Im2colCPU.
+func Col2imCPU(C, X []float32, p Conv) {
+	P, NP := p.PDim(), p.N*p.PDim()
+	clear(X[:p.N*p.C*p.H*p.W])
+	for n := 0; n < p.N; n++ {
+		for c := 0; c < p.C; c++ {
+			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
+			for ky := 0; ky < p.K; ky++ {
+				for kx := 0; kx < p.K; kx++ {
+					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
+					lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
+					if hi <= lo {
+						continue
+					}
+					for oy := 0; oy < p.OH; oy++ {
+						iy := oy + ky - p.Pad
+						if iy < 0 || iy >= p.H {
+							continue
+						}
+						src := row[oy*p.OW+lo : oy*p.OW+hi]
+						dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
+						for i, v := range src {
+							dst[i] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// Swap01CPU permutes I (a×b×c) to O (b×a×c), adding B[i] (when B is not
+// nil) along the a axis.
+func Swap01CPU(I, O []float32, a, b, c int, B []float32) {
+	for i := 0; i < a; i++ {
+		for j := 0; j < b; j++ {
+			src := I[(i*b+j)*c:][:c]
+			dst := O[(j*a+i)*c:][:c]
+			if B == nil {
+				copy(dst, src)
+				continue
+			}
+			bv := B[i]
+			for k, v := range src {
+				dst[k] = v + bv
 			}
 		}
 	}

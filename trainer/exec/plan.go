@@ -50,12 +50,6 @@ type NormGradOp interface {
 type Options struct {
 	Params    []Buf // one per Graph.Params; allocated and uploaded when nil
 	BNRunning []Buf // one per batch-norm op in graph order
-	// Reference runs every op through its own Do on the CPU (with copies):
-	// the per-op reference the kernels are tested against.
-	Reference bool
-	// NoReuse gives every node its own buffer, so that all intermediate
-	// values can be read after a run (debugging).
-	NoReuse bool
 }
 
 // Program is a planned graph on a backend.
@@ -332,7 +326,7 @@ func intsOf(v reflect.Value) []int {
 // out allocates the buffer of an op node's result, reusing a free one.
 func (p *planner) out(n *G.Node) Buf {
 	sz := max(size(n.Shape()), 1)
-	if l := p.free[sz]; len(l) > 0 && !p.opts.NoReuse {
+	if l := p.free[sz]; len(l) > 0 {
 		b := l[len(l)-1]
 		p.free[sz] = l[:len(l)-1]
 		p.buf[n.ID()] = b
@@ -378,9 +372,6 @@ func (p *planner) plan(i int, n *G.Node) {
 	}
 	osz := size(n.Shape())
 	be := p.be
-	if p.opts.Reference {
-		kind = "reference"
-	}
 	switch kind {
 	case "gorgonia.elemBinOp":
 		tok := strings.Fields(op.String())
@@ -497,10 +488,6 @@ func (p *planner) plan(i int, n *G.Node) {
 			p.release(i, n)
 			return
 		}
-	}
-	if p.opts.Reference {
-		p.fallback(i, n, ins, in)
-		return
 	}
 	if bn, ok := op.(NormOp); ok && len(ins) == 1 && len(ins[0].Shape()) >= 2 {
 		p.norm(i, n, bn, ins[0].Shape(), in[0])

@@ -10,19 +10,21 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"gpuwizard/trainer/exec"
 )
 
 // convOp is a fused 2-D convolution, with or without bias, for NCHW float32 tensors,
 // stride 1: out = W ⊛ x + b. gorgonia's own Conv2d decomposes into
 // im2col, a GEMM in NHWC order, a transpose back to NCHW and a broadcast
-// add, each allocating; this op does one im2col into a reused buffer and one
-// GEMM per image straight into NCHW. Its gradients are separate ops that
-// reuse the columns the forward pass built.
+// add, each allocating; this op reuses its buffers. Its gradients are
+// separate ops that reuse the columns the forward pass built.
 type convOp struct {
 	n, c, h, w int // input
 	o, k, pad  int // filters, kernel size (square), padding
 	oh, ow     int
-	cols       []float32 // n × (c·k·k) × (oh·ow), valid after Do
+	cols       []float32 // (c·k·k) × (n·oh·ow), valid after Do
+	tmp        []float32 // o × (n·oh·ow)
 	dataInput  bool      // x is the network input: its gradient is never read
 	bias       bool      // a third input b (1×O×1×1) is added
 }
@@ -39,9 +41,6 @@ func (op *convOp) ConvGeometry() (n, c, h, w, o, k, pad int) {
 // ConvGeometry and ConvGradWhich implement exec.ConvGradOp.
 func (g *convGradOp) ConvGeometry() (n, c, h, w, o, k, pad int) { return g.fwd.ConvGeometry() }
 func (g *convGradOp) ConvGradWhich() int                        { return g.which }
-
-func (op *convOp) kdim() int { return op.c * op.k * op.k }
-func (op *convOp) pdim() int { return op.oh * op.ow }
 
 func t4() hm.Type { return G.TensorType{Dims: 4, Of: tensor.Float32} }
 
@@ -113,7 +112,9 @@ func (op *convOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 // UsePreallocDo implements gorgonia's UsePreallocDoer: the machine passes
-// the output buffer of the previous step.
+// the output buffer of the previous step. The arithmetic is the executor's
+// CPU kernels': columns of the whole batch, one GEMM, the permutation to
+// NCHW with the bias.
 func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("conv: %d inputs, want %d", len(vals), op.Arity())
@@ -123,84 +124,20 @@ func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	if op.bias {
 		b = f32(vals[2])
 	}
-	K, P := op.kdim(), op.pdim()
-	if len(op.cols) != op.n*K*P {
-		op.cols = make([]float32, op.n*K*P)
+	g := op.geometry()
+	K, NP := g.KDim(), g.N*g.PDim()
+	if len(op.cols) != K*NP {
+		op.cols = make([]float32, K*NP)
+		op.tmp = make([]float32, op.o*NP)
 	}
-	for i := 0; i < op.n; i++ {
-		col := op.cols[i*K*P : (i+1)*K*P]
-		op.im2col(x[i*op.c*op.h*op.w:(i+1)*op.c*op.h*op.w], col)
-		y := out[i*op.o*P : (i+1)*op.o*P]
-		for oc := 0; oc < op.o; oc++ {
-			var bv float32
-			if b != nil {
-				bv = b[oc]
-			}
-			row := y[oc*P : (oc+1)*P]
-			for j := range row {
-				row[j] = bv
-			}
-		}
-		// y (o×P) = W (o×K) · col (K×P) + y
-		gemm(blas.NoTrans, blas.NoTrans, op.o, P, K, w, K, col, P, 1, y, P)
-	}
+	exec.Im2colCPU(x, op.cols, g)
+	gemm(blas.NoTrans, blas.NoTrans, op.o, NP, K, w, K, op.cols, NP, 0, op.tmp, NP) // O × N·P
+	exec.Swap01CPU(op.tmp, out, op.o, op.n, g.PDim(), b)
 	return prealloc, nil
 }
 
-// im2col lays one image out as K rows (c, ky, kx) of P columns (oy, ox).
-func (op *convOp) im2col(img, col []float32) {
-	P := op.pdim()
-	for c := 0; c < op.c; c++ {
-		plane := img[c*op.h*op.w : (c+1)*op.h*op.w]
-		for ky := 0; ky < op.k; ky++ {
-			for kx := 0; kx < op.k; kx++ {
-				row := col[((c*op.k+ky)*op.k+kx)*P:][:P]
-				for oy := 0; oy < op.oh; oy++ {
-					iy := oy + ky - op.pad
-					dst := row[oy*op.ow : (oy+1)*op.ow]
-					if iy < 0 || iy >= op.h {
-						clear(dst)
-						continue
-					}
-					src := plane[iy*op.w : (iy+1)*op.w]
-					for ox := range dst {
-						ix := ox + kx - op.pad
-						if ix < 0 || ix >= op.w {
-							dst[ox] = 0
-						} else {
-							dst[ox] = src[ix]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// col2im adds columns back onto an image (the adjoint of im2col).
-func (op *convOp) col2im(col, img []float32) {
-	P := op.pdim()
-	for c := 0; c < op.c; c++ {
-		plane := img[c*op.h*op.w : (c+1)*op.h*op.w]
-		for ky := 0; ky < op.k; ky++ {
-			for kx := 0; kx < op.k; kx++ {
-				row := col[((c*op.k+ky)*op.k+kx)*P:][:P]
-				for oy := 0; oy < op.oh; oy++ {
-					iy := oy + ky - op.pad
-					if iy < 0 || iy >= op.h {
-						continue
-					}
-					src := row[oy*op.ow : (oy+1)*op.ow]
-					dst := plane[iy*op.w : (iy+1)*op.w]
-					for ox, v := range src {
-						if ix := ox + kx - op.pad; ix >= 0 && ix < op.w {
-							dst[ix] += v
-						}
-					}
-				}
-			}
-		}
-	}
+func (op *convOp) geometry() exec.Conv {
+	return exec.Conv{N: op.n, C: op.c, H: op.h, W: op.w, O: op.o, K: op.k, Pad: op.pad, OH: op.oh, OW: op.ow}
 }
 
 func gemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -223,6 +160,7 @@ func gemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32,
 type convGradOp struct {
 	fwd   *convOp
 	which int
+	dyT   []float32 // the output gradient as O × N·P
 	dcol  []float32
 }
 
@@ -262,37 +200,36 @@ func (g *convGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 		return nil, fmt.Errorf("conv gradient: %d inputs, want 3", len(vals))
 	}
 	f := g.fwd
+	geo := f.geometry()
 	w, dy, out := f32(vals[1]), f32(vals[2]), f32(prealloc)
-	K, P := f.kdim(), f.pdim()
-	clear(out)
+	K, NP := geo.KDim(), geo.N*geo.PDim()
+	if len(f.cols) != K*NP {
+		return nil, fmt.Errorf("conv gradient: the forward pass has not run")
+	}
+	if len(g.dyT) != f.o*NP {
+		g.dyT = make([]float32, f.o*NP)
+	}
+	exec.Swap01CPU(dy, g.dyT, f.n, f.o, geo.PDim(), nil) // dY' = O × N·P
 	switch g.which {
-	case 0: // dx = col2im(Wᵀ · dy)
+	case 0: // dx = col2im(Wᵀ · dY')
 		if f.dataInput {
+			clear(out)
 			break // nobody reads the gradient of the data
 		}
-		if len(g.dcol) != K*P {
-			g.dcol = make([]float32, K*P)
+		if len(g.dcol) != K*NP {
+			g.dcol = make([]float32, K*NP)
 		}
-		for i := 0; i < f.n; i++ {
-			gemm(blas.Trans, blas.NoTrans, K, P, f.o, w, K, dy[i*f.o*P:(i+1)*f.o*P], P, 0, g.dcol, P)
-			f.col2im(g.dcol, out[i*f.c*f.h*f.w:(i+1)*f.c*f.h*f.w])
-		}
-	case 1: // dW = Σᵢ dyᵢ · colᵢᵀ
-		if len(f.cols) != f.n*K*P {
-			return nil, fmt.Errorf("conv gradient: the forward pass has not run")
-		}
-		for i := 0; i < f.n; i++ {
-			gemm(blas.NoTrans, blas.Trans, f.o, K, P, dy[i*f.o*P:(i+1)*f.o*P], P, f.cols[i*K*P:(i+1)*K*P], P, 1, out, K)
-		}
-	case 2: // db = Σ dy over images and positions
-		for i := 0; i < f.n; i++ {
-			for oc := 0; oc < f.o; oc++ {
-				var s float32
-				for _, v := range dy[(i*f.o+oc)*P : (i*f.o+oc+1)*P] {
-					s += v
-				}
-				out[oc] += s
+		gemm(blas.Trans, blas.NoTrans, K, NP, f.o, w, K, g.dyT, NP, 0, g.dcol, NP)
+		exec.Col2imCPU(g.dcol, out, geo)
+	case 1: // dW = dY' · colsᵀ
+		gemm(blas.NoTrans, blas.Trans, f.o, K, NP, g.dyT, NP, f.cols, NP, 0, out, K)
+	case 2: // db = Σ dY' over images and positions
+		for oc := range out[:f.o] {
+			var s float32
+			for _, v := range g.dyT[oc*NP : (oc+1)*NP] {
+				s += v
 			}
+			out[oc] = s
 		}
 	}
 	return prealloc, nil
