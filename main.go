@@ -14,7 +14,6 @@ import (
 	"gpuwizard/app"
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/doctorcmd"
-	"gpuwizard/trainer"
 	"gpuwizard/trainer/traincmd"
 )
 
@@ -49,7 +48,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	sampler := gpu.NewSampler(nil)
 	defer sampler.Close()
-	tenv := traincmd.Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Probe: probeGPU,
+	tenv := traincmd.Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Probe: app.LiveProbe,
 		Sample: app.LiveSampler(sampler)}
 	switch args[0] {
 	case "doctor":
@@ -70,16 +69,6 @@ func run(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "gpuwizard: unknown command %q\n\n%s", args[0], usage)
 	return 2
-}
-
-// probeGPU asks the doctor whether a GPU is usable for gpuwizard's trainer.
-func probeGPU(ctx context.Context) trainer.DeviceStatus {
-	m, err := gpu.LoadMatrix()
-	if err != nil {
-		return trainer.DeviceStatus{Reason: err.Error()}
-	}
-	ok, name, reason := gpu.Diagnose(gpu.Probe(ctx, gpu.Options{}), m).DriverReady()
-	return trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
 }
 
 // isTerminal reports whether f is a character device that shows colour.

@@ -134,7 +134,11 @@ func LiveProbe(ctx context.Context) trainer.DeviceStatus {
 		return trainer.DeviceStatus{Reason: err.Error()}
 	}
 	ok, name, reason := rep.DriverReady()
-	return trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
+	st := trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
+	if rep.Facts != nil {
+		st.Driver = rep.Facts.NVML.DriverVersion
+	}
+	return st
 }
 
 // confirmClose asks before closing the window during training, then stops

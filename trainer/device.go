@@ -127,7 +127,7 @@ func (r *runner) selectDevice(ctx context.Context) error {
 			return fmt.Errorf("%w: %s was requested but CUDA could not be opened: %w (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, err)
 		}
 		r.be, r.ordinal, r.device = be, ordinal, be.Name()
-		r.reason = "requested with device=" + r.cfg.Device + ": " + info.String()
+		r.reason = "requested with device=" + r.cfg.Device + ": " + info.String() + driverNote(st)
 	default: // auto
 		switch {
 		case !asked:
@@ -141,10 +141,18 @@ func (r *runner) selectDevice(ctx context.Context) error {
 				break
 			}
 			r.be, r.ordinal, r.device = be, 0, be.Name()
-			r.reason = "automatic choice: " + info.String()
+			r.reason = "automatic choice: " + info.String() + driverNote(st)
 		}
 	}
 	return nil
+}
+
+// driverNote names the NVIDIA driver the doctor saw, when it did.
+func driverNote(st DeviceStatus) string {
+	if st.Driver == "" {
+		return ""
+	}
+	return ", NVIDIA driver " + st.Driver
 }
 
 // build makes the network and plans it on the backend. Out of GPU memory,

@@ -31,7 +31,7 @@ func (f *fakeCUDA) Alloc(n int) (exec.Buf, error) {
 var fakeInfo = exec.CUDAInfo{Name: "Fake GPU", Major: 9, Minor: 0, Memory: 1 << 30, Driver: 13000, GEMM: "cuBLAS"}
 
 func usable(context.Context) DeviceStatus {
-	return DeviceStatus{CUDAUsable: true, GPU: "Fake GPU", Reason: "ready"}
+	return DeviceStatus{CUDAUsable: true, GPU: "Fake GPU", Driver: "580.65.06", Reason: "ready"}
 }
 
 func TestCUDALadder(t *testing.T) {
@@ -69,7 +69,7 @@ func TestCUDALadder(t *testing.T) {
 	if opens != 2 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 16: halved the batch to 8") {
 		t.Fatalf("out of memory must halve the batch and say so: %d opens, reason %q", opens, res.DeviceReason)
 	}
-	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") {
+	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") || !strings.Contains(res.DeviceReason, "NVIDIA driver 580.65.06") {
 		t.Fatalf("device %q reason %q", res.Device, res.DeviceReason)
 	}
 	var logged bool

@@ -31,6 +31,7 @@ var (
 type DeviceStatus struct {
 	CUDAUsable bool   // a GPU with a working driver is there
 	GPU        string // its name
+	Driver     string // the NVIDIA driver's version, e.g. "580.65.06"
 	Reason     string // why not usable, or the verdict, in words
 }
 
