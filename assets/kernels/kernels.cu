@@ -311,17 +311,21 @@ __global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, co
     int lda = ta ? m : k, ldb = tb ? k : n;
     for (int k0 = 0; k0 < k; k0 += TK) {
         int tid = ty * 16 + tx;
+        // Neighbouring threads read neighbouring addresses (coalesced):
+        // along k when the operand's rows run along k, else along m or n.
         for (int e = tid; e < TS * TK; e += 256) {
-            int r = e / TK, kk = e % TK;  // A tile: rows of C × k
+            int r, kk;  // A tile: rows of C × k
+            if (ta) { r = e % TS; kk = e / TS; } else { r = e / TK; kk = e % TK; }
             int gr = row0 + r, gk = k0 + kk;
             float va = 0.f;
             if (gr < m && gk < k) va = ta ? A[(long long)gk * lda + gr] : A[(long long)gr * lda + gk];
             As[kk][r] = va;
-            int c = e / TK;  // B tile: k × cols of C
-            int gc = col0 + c;
+            int c, kb;  // B tile: k × cols of C
+            if (tb) { c = e / TK; kb = e % TK; } else { c = e % TS; kb = e / TS; }
+            int gc = col0 + c, gkb = k0 + kb;
             float vb = 0.f;
-            if (gc < n && gk < k) vb = tb ? B[(long long)gc * ldb + gk] : B[(long long)gk * ldb + gc];
-            Bs[kk][c] = vb;
+            if (gc < n && gkb < k) vb = tb ? B[(long long)gc * ldb + gkb] : B[(long long)gkb * ldb + gc];
+            Bs[kb][c] = vb;
         }
         __syncthreads();
         for (int kk = 0; kk < TK; kk++) {

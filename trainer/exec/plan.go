@@ -239,6 +239,10 @@ func (p *planner) bind(live []*G.Node) {
 		p.prog.Params = append(p.prog.Params, b)
 		p.prog.ParamSize = append(p.prog.ParamSize, size(n.Shape()))
 	}
+	for _, n := range p.g.Inputs { // even one no output reads: Run uploads it
+		p.buf[n.ID()] = p.alloc(size(n.Shape()))
+		p.pinned[n.ID()] = true
+	}
 	for i, n := range live {
 		id := n.ID()
 		if len(n.Shape()) == 0 {
@@ -246,8 +250,6 @@ func (p *planner) bind(live []*G.Node) {
 		}
 		switch {
 		case isInput[id]:
-			p.buf[id] = p.alloc(size(n.Shape()))
-			p.pinned[id] = true
 		case n.Op() == nil || n.Op().Arity() == 0:
 			if _, ok := isParam[id]; ok {
 				break
