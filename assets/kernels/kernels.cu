@@ -1,13 +1,17 @@
 // gpuwizard's CUDA kernels for the executor (trainer/exec). Row-major
 // float32 throughout; one thread per output element unless noted.
 // Compiled to PTX by `make kernels` (nvcc -ptx); the PTX is committed and
-// embedded, so neither the build nor CI needs nvcc.
+// embedded, so neither the build nor CI needs nvcc. The same file also
+// compiles as C on the CPU (trainer/exec/internal/cudaemu), where the tests
+// run every kernel through the CUDA backend without a GPU.
 
 #define GRID_LOOP(i, n) \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (long long)blockDim.x * gridDim.x)
 
+#ifdef __cplusplus
 extern "C" {
+#endif
 
 __global__ void gw_fill(float *d, int n, float v) {
     GRID_LOOP(i, n) d[i] = v;
@@ -349,4 +353,6 @@ __global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, co
     }
 }
 
+#ifdef __cplusplus
 }  // extern "C"
+#endif

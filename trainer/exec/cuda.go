@@ -46,16 +46,53 @@ func kernelNames() []string {
 		"gw_bn_eval", "gw_bn_grad", "gw_im2col", "gw_col2im", "gw_swap01", "gw_adam", "gw_sgd", "gw_sgemm"}
 }
 
+// Driver is the part of the CUDA driver API the backend launches through:
+// libcuda on a GPU, the CPU emulator of package cudaemu in tests.
+type Driver interface {
+	Alloc(bytes int) (uint64, error)
+	Free(p uint64)
+	HtoD(dst uint64, src []float32) error
+	DtoH(dst []float32, src uint64) error
+	// Launch runs a kernel of kernels.cu by name; arguments are 8-byte
+	// slots (ints and floats in the low bytes).
+	Launch(name string, gx, gy, bx, by int, args []uint64) error
+}
+
+// libDriver is Driver over the loaded libcuda and the embedded PTX.
+type libDriver struct {
+	lib *cudaLib
+	fn  map[string]unsafe.Pointer
+}
+
+func (d *libDriver) Alloc(bytes int) (uint64, error)      { return d.lib.alloc(bytes) }
+func (d *libDriver) Free(p uint64)                        { d.lib.free(p) }
+func (d *libDriver) HtoD(dst uint64, src []float32) error { return d.lib.htod(dst, src) }
+func (d *libDriver) DtoH(dst []float32, src uint64) error { return d.lib.dtoh(dst, src) }
+func (d *libDriver) Launch(name string, gx, gy, bx, by int, args []uint64) error {
+	f, ok := d.fn[name]
+	if !ok {
+		return fmt.Errorf("kernel %s is not in the PTX", name)
+	}
+	return d.lib.launch(f, gx, gy, bx, by, args)
+}
+
 // CUDABackend runs the kernels on an NVIDIA GPU through the driver API,
 // loaded at run time: the binary links no CUDA library.
 type CUDABackend struct {
-	lib    *cudaLib
+	drv    Driver
+	lib    *cudaLib // nil on an emulated device
 	info   CUDAInfo
-	fn     map[string]unsafe.Pointer
 	ptr    []uint64
 	cublas bool
-	args   []uint64
 	err    error
+}
+
+// NewCUDABackendOn runs the backend on another driver: the tests use the
+// CPU emulator, so the kernels and this file's launch code are checked
+// without a GPU. cuBLAS is not used there.
+func NewCUDABackendOn(d Driver, info CUDAInfo) *CUDABackend {
+	info.GEMM = "own SGEMM kernel"
+	return &CUDABackend{drv: d, info: info}
 }
 
 // OpenCUDA loads libcuda.so.1, selects device ordinal (its primary
@@ -86,10 +123,11 @@ func OpenCUDA(ordinal int) (*CUDABackend, error) {
 	if info.Name, info.Major, info.Minor, info.Memory, err = lib.device(ordinal); err != nil {
 		return fail(err)
 	}
-	b := &CUDABackend{lib: lib, info: info, args: make([]uint64, 0, 16)}
-	if b.fn, err = lib.module(assets.KernelsPTX, kernelNames()); err != nil {
+	fn, err := lib.module(assets.KernelsPTX, kernelNames())
+	if err != nil {
 		return fail(fmt.Errorf("loading gpuwizard's kernels (PTX for compute capability 6.0, ISA 7.8; a driver for CUDA 11.8 or newer is needed): %w", err))
 	}
+	b := &CUDABackend{drv: &libDriver{lib: lib, fn: fn}, lib: lib, info: info}
 	b.cublas = lib.blas()
 	b.info.GEMM = "own SGEMM kernel"
 	if b.cublas {
@@ -105,7 +143,12 @@ func (b *CUDABackend) Info() CUDAInfo { return b.info }
 func (b *CUDABackend) Name() string { return fmt.Sprintf("cuda:%d", b.info.Ordinal) }
 
 // MemInfo returns the device's free and total memory in bytes.
-func (b *CUDABackend) MemInfo() (free, total uint64, err error) { return b.lib.memInfo() }
+func (b *CUDABackend) MemInfo() (free, total uint64, err error) {
+	if b.lib == nil {
+		return 0, 0, fmt.Errorf("%w: an emulated device has no memory figures", ErrNoCUDA)
+	}
+	return b.lib.memInfo()
+}
 
 func (b *CUDABackend) setErr(err error) {
 	if err != nil && b.err == nil {
@@ -122,7 +165,7 @@ func (b *CUDABackend) Alloc(n int) (Buf, error) {
 	if b.err != nil {
 		return NoBuf, b.err
 	}
-	p, err := b.lib.alloc(4 * max(n, 1))
+	p, err := b.drv.Alloc(4 * max(n, 1))
 	if err != nil {
 		var ce *cuError
 		if errors.As(err, &ce) && ce.code == 2 {
@@ -138,28 +181,30 @@ func (b *CUDABackend) Alloc(n int) (Buf, error) {
 
 // Close implements Backend.
 func (b *CUDABackend) Close() error {
-	if b.lib == nil {
+	if b.drv == nil {
 		return nil
 	}
 	for _, p := range b.ptr {
-		b.lib.free(p)
+		b.drv.Free(p)
 	}
-	b.lib.close()
-	b.lib, b.ptr = nil, nil
+	if b.lib != nil {
+		b.lib.close()
+	}
+	b.drv, b.lib, b.ptr = nil, nil, nil
 	return nil
 }
 
 // Upload implements Backend.
 func (b *CUDABackend) Upload(dst Buf, src []float32) {
 	if b.err == nil {
-		b.setErr(b.lib.htod(b.ptr[dst], src))
+		b.setErr(b.drv.HtoD(b.ptr[dst], src))
 	}
 }
 
 // Download implements Backend (it waits for the queued kernels).
 func (b *CUDABackend) Download(dst []float32, src Buf) error {
 	if b.err == nil {
-		b.setErr(b.lib.dtoh(dst, b.ptr[src]))
+		b.setErr(b.drv.DtoH(dst, b.ptr[src]))
 	}
 	return b.err
 }
@@ -169,7 +214,7 @@ func (b *CUDABackend) Err() error { return b.err }
 
 // Sync waits for every queued kernel.
 func (b *CUDABackend) Sync() error {
-	if b.err == nil {
+	if b.err == nil && b.lib != nil {
 		b.setErr(b.lib.sync())
 	}
 	return b.err
@@ -199,7 +244,7 @@ func (b *CUDABackend) launch(name string, gx, gy, bx, by int, args ...uint64) {
 	if b.err != nil {
 		return
 	}
-	b.setErr(b.lib.launch(b.fn[name], gx, gy, bx, by, args))
+	b.setErr(b.drv.Launch(name, gx, gy, bx, by, args))
 }
 
 // Fill implements Backend.
@@ -223,7 +268,7 @@ func (b *CUDABackend) Gemm(ta, tb bool, m, n, k int, x, y, c Buf, beta float32) 
 	if b.err != nil {
 		return
 	}
-	if b.cublas {
+	if b.cublas && b.lib != nil {
 		b.setErr(b.lib.sgemm(ta, tb, m, n, k, b.p(x), b.p(y), b.p(c), beta))
 		return
 	}
@@ -237,7 +282,9 @@ func (b *CUDABackend) Repeat(in, out Buf, outer, rep, inner int) {
 
 // Sum implements Backend.
 func (b *CUDABackend) Sum(in, out Buf, outer, red, inner int) {
-	if inner == 1 {
+	// Long rows get a block of 256 threads each; short ones (a batch-norm
+	// broadcast's Σ over 16 or 49 positions) one thread per sum.
+	if inner == 1 && red >= 2048 {
 		b.launch("gw_sum_rows", min(outer, 65535), 1, 256, 1, b.p(in), b.p(out), iv(outer), iv(red))
 		return
 	}

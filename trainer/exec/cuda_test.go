@@ -11,6 +11,7 @@ import (
 
 	"gpuwizard/assets"
 	"gpuwizard/trainer/exec"
+	"gpuwizard/trainer/exec/internal/cudaemu"
 	"gpuwizard/trainer/model"
 )
 
@@ -59,18 +60,30 @@ func TestCUDABackend(t *testing.T) {
 	for _, ownGemm := range []bool{false, true} {
 		for name, spec := range specs() {
 			for _, batch := range []int{8, 64} {
-				compareBackends(t, name, spec, batch, ownGemm)
+				b, err := exec.OpenCUDA(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareBackends(t, name, spec, batch, b, ownGemm)
 			}
 		}
 	}
 }
 
-func compareBackends(t *testing.T, name string, spec model.Spec, batch int, ownGemm bool) {
-	t.Helper()
-	cb, err := exec.OpenCUDA(0)
-	if err != nil {
-		t.Fatal(err)
+// TestCUDABackendEmulated runs the CUDA backend on the CPU emulator of its
+// kernels (package cudaemu: kernels.cu compiled as C), against the Go
+// backend, on every machine: the kernels' arithmetic and indexing, the
+// argument packing and the launch shapes are checked without a GPU. Only
+// the driver, the PTX JIT and cuBLAS are left to TestCUDABackend on a GPU.
+func TestCUDABackendEmulated(t *testing.T) {
+	for name, spec := range specs() {
+		cb := exec.NewCUDABackendOn(cudaemu.New(), exec.CUDAInfo{Name: "emulated"})
+		compareBackends(t, name, spec, 4, cb, true)
 	}
+}
+
+func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *exec.CUDABackend, ownGemm bool) {
+	t.Helper()
 	defer cb.Close()
 	if ownGemm {
 		cb.UseOwnGEMM()
