@@ -17,10 +17,6 @@ __global__ void gw_fill(float *d, int n, float v) {
     GRID_LOOP(i, n) d[i] = v;
 }
 
-__global__ void gw_copy(float *d, const float *s, int n) {
-    GRID_LOOP(i, n) d[i] = s[i];
-}
-
 // op: 0 + 1 - 2 * 3 / 4 >= 5 > 6 <= 7 <  (exec.BinOp order)
 __device__ __forceinline__ float gw_binop(int op, float x, float y) {
     switch (op) {

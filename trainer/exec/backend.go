@@ -93,7 +93,6 @@ type Backend interface {
 	Err() error
 
 	Fill(dst Buf, n int, v float32)
-	Copy(dst, src Buf, n int)
 	// Binary: out = a op b over n elements; a scalar operand (aScalar,
 	// bScalar) is read at index 0.
 	Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool)

@@ -41,7 +41,7 @@ func (i CUDAInfo) String() string {
 }
 
 func kernelNames() []string {
-	return []string{"gw_fill", "gw_copy", "gw_binary", "gw_unary", "gw_repeat", "gw_sum_axis",
+	return []string{"gw_fill", "gw_binary", "gw_unary", "gw_repeat", "gw_sum_axis",
 		"gw_sum_rows", "gw_softmax", "gw_softmax_grad", "gw_maxpool", "gw_maxpool_grad", "gw_bn_train",
 		"gw_bn_eval", "gw_bn_grad", "gw_im2col", "gw_col2im", "gw_swap01", "gw_adam", "gw_sgd", "gw_sgemm"}
 }
@@ -249,9 +249,6 @@ func (b *CUDABackend) launch(name string, gx, gy, bx, by int, args ...uint64) {
 
 // Fill implements Backend.
 func (b *CUDABackend) Fill(dst Buf, n int, v float32) { b.run("gw_fill", n, b.p(dst), iv(n), fv(v)) }
-
-// Copy implements Backend.
-func (b *CUDABackend) Copy(dst, src Buf, n int) { b.run("gw_copy", n, b.p(dst), b.p(src), iv(n)) }
 
 // Binary implements Backend.
 func (b *CUDABackend) Binary(op BinOp, x, y, out Buf, n int, xs, ys bool) {

@@ -64,7 +64,11 @@ func TestCUDABackend(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				compareBackends(t, name, spec, batch, b, ownGemm)
+				opt := "adam"
+				if name == "mlp" {
+					opt = "sgd"
+				}
+				compareBackends(t, name, spec, batch, b, ownGemm, opt)
 			}
 		}
 	}
@@ -77,12 +81,20 @@ func TestCUDABackend(t *testing.T) {
 // the driver, the PTX JIT and cuBLAS are left to TestCUDABackend on a GPU.
 func TestCUDABackendEmulated(t *testing.T) {
 	for name, spec := range specs() {
+		opt := "adam"
+		if name == "mlp" {
+			opt = "sgd"
+		}
 		cb := exec.NewCUDABackendOn(cudaemu.New(), exec.CUDAInfo{Name: "emulated"})
-		compareBackends(t, name, spec, 4, cb, true)
+		compareBackends(t, name, spec, 4, cb, true, opt)
 	}
 }
 
-func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *exec.CUDABackend, ownGemm bool) {
+// compareBackends trains spec on the Go backend and on cb from the same
+// parameters, batches and optimiser state, step by step: loss, logits,
+// gradients, the parameters after the optimiser's update (opt), and at the
+// end the evaluation logits.
+func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *exec.CUDABackend, ownGemm bool, opt string) {
 	t.Helper()
 	defer cb.Close()
 	if ownGemm {
@@ -92,11 +104,12 @@ func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *
 	netB, _ := model.Build(spec, batch, 3)
 	ta, ea := netA.ExecGraphs()
 	tb, eb := netB.ExecGraphs()
-	ref, err := exec.NewTrainer(exec.NewGoBackend(), ta, ea, exec.Optim{Kind: "adam"})
+	o := exec.Optim{Kind: opt, Momentum: 0.9, WeightDecay: 1e-4}
+	ref, err := exec.NewTrainer(exec.NewGoBackend(), ta, ea, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := exec.NewTrainer(cb, tb, eb, exec.Optim{Kind: "adam"})
+	gpu, err := exec.NewTrainer(cb, tb, eb, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +122,13 @@ func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *
 		g1[i] = make([]float32, len(p.Data))
 		g2[i] = make([]float32, len(p.Data))
 	}
-	// sync starts the GPU from the CPU's parameters and statistics.
-	sync := func() {
+	got := make([][]float32, len(netA.Params))
+	for i, p := range netA.Params {
+		got[i] = make([]float32, len(p.Data))
+	}
+	// sync starts the GPU from the CPU's parameters, statistics and
+	// optimiser state.
+	sync := func(step int) {
 		if err := ref.ReadParams(params); err != nil {
 			t.Fatal(err)
 		}
@@ -120,9 +138,18 @@ func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *
 		if err := gpu.WriteParams(params); err != nil {
 			t.Fatal(err)
 		}
+		if step > 0 {
+			st, err := ref.State()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gpu.SetState(st); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for step := 0; step < 3; step++ {
-		sync()
+		sync(step)
 		x, y := netA.RandomBatch(rng)
 		l1, z1, err := ref.Forward(x, y)
 		if err != nil {
@@ -158,8 +185,22 @@ func compareBackends(t *testing.T, name string, spec model.Spec, batch int, cb *
 		if err := ref.Update(1e-3); err != nil {
 			t.Fatal(err)
 		}
+		if err := gpu.Update(1e-3); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.ReadParams(params); err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.ReadParams(got); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range netA.Params {
+			if e := relErr(params[i], got[i]); e > 1e-4 {
+				t.Fatalf("%s batch %d %s step %d: %s after the update differs (rel %.2g)", name, batch, opt, step, p.Name, e)
+			}
+		}
 	}
-	sync()
+	sync(3)
 	x, _ := netA.RandomBatch(rng)
 	p1, _ := ref.Predict(x)
 	p1 = append([]float32(nil), p1...)

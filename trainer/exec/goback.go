@@ -67,9 +67,6 @@ func (g *GoBackend) Fill(dst Buf, n int, v float32) {
 	}
 }
 
-// Copy implements Backend.
-func (g *GoBackend) Copy(dst, src Buf, n int) { copy(g.bufs[dst][:n], g.bufs[src][:n]) }
-
 func b2f(b bool) float32 {
 	if b {
 		return 1

@@ -20,7 +20,6 @@ static float u2f(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u,
 
 typedef void (*emu_call)(uint64_t *a);
 static void c_fill(uint64_t *a) { gw_fill(P(0), I(1), F(2)); }
-static void c_copy(uint64_t *a) { gw_copy(P(0), P(1), I(2)); }
 static void c_binary(uint64_t *a) { gw_binary(I(0), P(1), P(2), P(3), I(4), I(5), I(6)); }
 static void c_unary(uint64_t *a) { gw_unary(I(0), P(1), P(2), I(3)); }
 static void c_repeat(uint64_t *a) { gw_repeat(P(0), P(1), I(2), I(3), I(4)); }
@@ -41,7 +40,7 @@ static void c_sgd(uint64_t *a) { gw_sgd(P(0), P(1), P(2), I(3), F(4), F(5), F(6)
 static void c_sgemm(uint64_t *a) { gw_sgemm(I(0), I(1), I(2), I(3), I(4), P(5), P(6), P(7), F(8)); }
 
 static struct { const char *name; emu_call f; int sync; } emu_table[] = {
-	{"gw_fill", c_fill, 0}, {"gw_copy", c_copy, 0}, {"gw_binary", c_binary, 0}, {"gw_unary", c_unary, 0},
+	{"gw_fill", c_fill, 0}, {"gw_binary", c_binary, 0}, {"gw_unary", c_unary, 0},
 	{"gw_repeat", c_repeat, 0}, {"gw_sum_axis", c_sum_axis, 0}, {"gw_sum_rows", c_sum_rows, 1},
 	{"gw_softmax", c_softmax, 0}, {"gw_softmax_grad", c_softmax_grad, 0}, {"gw_maxpool", c_maxpool, 0},
 	{"gw_maxpool_grad", c_maxpool_grad, 0}, {"gw_bn_train", c_bn_train, 1}, {"gw_bn_eval", c_bn_eval, 0},
