@@ -107,6 +107,10 @@ func (r *runner) selectDevice(ctx context.Context) error {
 	cpu := func(reason string) {
 		r.be, r.device, r.reason = exec.NewGoBackend(), "cpu", reason
 	}
+	hint := "train with --device cpu"
+	if r.resumed {
+		hint = "resume with --resume " + r.dir + " --device cpu"
+	}
 	switch {
 	case r.cfg.Device == "cpu":
 		cpu("requested with device=cpu")
@@ -120,11 +124,11 @@ func (r *runner) selectDevice(ctx context.Context) error {
 			ordinal = n
 		}
 		if asked && !st.CUDAUsable {
-			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, st.Reason)
+			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or %s)", ErrDevice, r.cfg.Device, st.Reason, hint)
 		}
 		be, info, err := open(ordinal)
 		if err != nil {
-			return fmt.Errorf("%w: %s was requested but CUDA could not be opened: %w (run gpuwizard doctor; or train with --device cpu)", ErrDevice, r.cfg.Device, err)
+			return fmt.Errorf("%w: %s was requested but CUDA could not be opened: %w (run gpuwizard doctor; or %s)", ErrDevice, r.cfg.Device, err, hint)
 		}
 		r.be, r.ordinal, r.device = be, ordinal, be.Name()
 		r.reason = "requested with device=" + r.cfg.Device + ": " + info.String() + driverNote(st)

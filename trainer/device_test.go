@@ -107,3 +107,32 @@ func TestCUDALadder(t *testing.T) {
 		t.Fatalf("cuda:x: %v", err)
 	}
 }
+
+// TestResumeOnAnotherDevice: a run begun on the GPU goes on on the CPU
+// when CUDA is gone, with --device given on resume; without it, the error
+// says how.
+func TestResumeOnAnotherDevice(t *testing.T) {
+	cfg := tinyConfig(t, tinyDataset(t, 10))
+	cfg.Epochs, cfg.Device = 1, "cuda"
+	gpu := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+		return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}, fakeInfo, nil
+	}}
+	_, res, err := collect(context.Background(), cfg, gpu)
+	if err != nil || res.Device != "cuda:0" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	gone := Options{Resume: res.RunDir, Extend: 1, Probe: func(context.Context) DeviceStatus {
+		return DeviceStatus{Reason: "the driver is gone (gpuwizard doctor: module_not_loaded)"}
+	}}
+	if _, _, err := collect(context.Background(), Config{}, gone); !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "resume with --resume "+res.RunDir+" --device cpu") {
+		t.Fatalf("resuming on a machine without CUDA must say how: %v", err)
+	}
+	gone.Device = "cpu"
+	_, res2, err := collect(context.Background(), Config{}, gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Device != "cpu" || res2.Epochs != 2 || len(res2.History) != 2 || res2.GPU != nil {
+		t.Fatalf("resumed on %q after %d epochs (%d rows), gpu %+v", res2.Device, res2.Epochs, len(res2.History), res2.GPU)
+	}
+}

@@ -81,6 +81,9 @@ type Options struct {
 	// OpenCUDA opens a CUDA device; nil: exec.OpenCUDA (the driver loaded
 	// at run time).
 	OpenCUDA func(ordinal int) (exec.Backend, exec.CUDAInfo, error)
+	// Device, when set, replaces the device of a resumed run's checkpoint
+	// (a run begun on a GPU can go on on the CPU, and back).
+	Device string
 	// Sample reads the GPU's utilisation and this process's use of it
 	// while training on CUDA (the proof of GPU use); nil: not sampled.
 	Sample GPUSampler
@@ -279,6 +282,9 @@ func (r *runner) loadResume() error {
 	r.ck = ck
 	r.cfg = ck.Config
 	r.cfg.Epochs += r.opts.Extend
+	if r.opts.Device != "" {
+		r.cfg.Device = r.opts.Device
+	}
 	r.dir = r.opts.Resume
 	r.resumed = true
 	return nil

@@ -44,7 +44,8 @@ Trains an image classifier on the built-in dataset (an MNIST subset) or your
 images: a folder with one sub-folder per class (or train/ and val/ folders of
 them), MNIST-style IDX files, or CIFAR-10 binary batches. Results go to
 runs/NAME: args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
-Ctrl-C stops cleanly; resume with --resume runs/NAME.
+Ctrl-C stops cleanly; resume with --resume runs/NAME (add --device to go
+on on another device, e.g. --device cpu when the GPU is gone).
 
 Settings come from the defaults, then --config FILE, then the flags.
 
@@ -143,7 +144,13 @@ func Train(ctx context.Context, args []string, env Env) int {
 		defer close(done)
 		show(events, env, tf.json)
 	}()
-	res, err := trainer.RunWithOptions(ctx, cfg, events, trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample})
+	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "device" && tf.resume != "" {
+			opts.Device = cfg.Device // a resumed run may move to another device
+		}
+	})
+	res, err := trainer.RunWithOptions(ctx, cfg, events, opts)
 	close(events)
 	<-done
 	switch {

@@ -58,6 +58,13 @@ func TestTrainPredictLint(t *testing.T) {
 	if !strings.Contains(string(args), "epochs: 2") || !strings.Contains(string(args), "model: mlp") {
 		t.Fatalf("args.yaml:\n%s", args)
 	}
+	// --device on resume moves the run: cuda with no GPU fails and says so.
+	noGPU := func(context.Context) trainer.DeviceStatus { return trainer.DeviceStatus{Reason: "no_nvidia_gpu"} }
+	run := filepath.Join(project, "tiny")
+	code, _, stderr = call(t, Train, noGPU, "--resume", run, "--extend", "1", "--device", "cuda")
+	if code != ExitFailed || !strings.Contains(stderr, "resume with --resume "+run+" --device cpu") {
+		t.Fatalf("resume on cuda without a GPU: %d %s", code, stderr)
+	}
 	// Predict a fresh image that is dark on the right.
 	img := image.NewGray(image.Rect(0, 0, 40, 40))
 	for y := 0; y < 40; y++ {
