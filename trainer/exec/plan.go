@@ -306,7 +306,7 @@ func field(op any, name string) reflect.Value {
 	return v.FieldByName(name)
 }
 
-// num reads an integer or float field as an int (0 when absent).
+// num reads an integer field as an int (0 when absent).
 func num(v reflect.Value) int {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
