@@ -84,7 +84,11 @@ func (p *proofSampler) sample(ctx context.Context, res *Result) *GPUSample {
 	return p.latest
 }
 
-func openCUDA(ordinal int) (exec.Backend, exec.CUDAInfo, error) {
+// openCUDA opens CUDA device ordinal: Options.OpenCUDA, else the driver.
+func (r *runner) openCUDA(ordinal int) (exec.Backend, exec.CUDAInfo, error) {
+	if r.opts.OpenCUDA != nil {
+		return r.opts.OpenCUDA(ordinal)
+	}
 	b, err := exec.OpenCUDA(ordinal)
 	if err != nil {
 		return nil, exec.CUDAInfo{}, err
@@ -92,13 +96,23 @@ func openCUDA(ordinal int) (exec.Backend, exec.CUDAInfo, error) {
 	return b, b.Info(), nil
 }
 
+// CUDAOrdinal reads the GPU index of a device setting: "cuda" is 0,
+// "cuda:N" is N.
+func CUDAOrdinal(device string) (int, error) {
+	if device == "cuda" {
+		return 0, nil
+	}
+	rest, ok := strings.CutPrefix(device, "cuda:")
+	n, err := strconv.Atoi(rest)
+	if !ok || err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: device %q: write cuda or cuda:N with N a GPU index (0, 1, ...)", ErrDevice, device)
+	}
+	return n, nil
+}
+
 // selectDevice applies the explicit fallback ladder, opens the backend
 // and records why.
 func (r *runner) selectDevice(ctx context.Context) error {
-	open := r.opts.OpenCUDA
-	if open == nil {
-		open = openCUDA
-	}
 	var st DeviceStatus
 	asked := r.opts.Probe != nil
 	if asked && r.cfg.Device != "cpu" {
@@ -115,18 +129,14 @@ func (r *runner) selectDevice(ctx context.Context) error {
 	case r.cfg.Device == "cpu":
 		cpu("requested with device=cpu")
 	case strings.HasPrefix(r.cfg.Device, "cuda"):
-		ordinal := 0
-		if rest, ok := strings.CutPrefix(r.cfg.Device, "cuda:"); ok {
-			n, err := strconv.Atoi(rest)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%w: device %q: write cuda or cuda:N with N a GPU index (0, 1, ...)", ErrDevice, r.cfg.Device)
-			}
-			ordinal = n
+		ordinal, err := CUDAOrdinal(r.cfg.Device)
+		if err != nil {
+			return err
 		}
 		if asked && !st.CUDAUsable {
 			return fmt.Errorf("%w: %s was requested but cannot be served: %s (run gpuwizard doctor; or %s)", ErrDevice, r.cfg.Device, st.Reason, hint)
 		}
-		be, info, err := open(ordinal)
+		be, info, err := r.openCUDA(ordinal)
 		if err != nil {
 			return fmt.Errorf("%w: %s was requested but CUDA could not be opened: %w (run gpuwizard doctor; or %s)", ErrDevice, r.cfg.Device, err, hint)
 		}
@@ -139,7 +149,7 @@ func (r *runner) selectDevice(ctx context.Context) error {
 		case !st.CUDAUsable:
 			cpu("automatic choice; no usable GPU: " + st.Reason)
 		default:
-			be, info, err := open(0)
+			be, info, err := r.openCUDA(0)
 			if err != nil {
 				cpu(fmt.Sprintf("automatic choice; the GPU %s passed the doctor's check but CUDA could not be opened: %v", st.GPU, err))
 				break
@@ -183,11 +193,7 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 		}
 		// The failed plan's buffers stay allocated: start a fresh backend.
 		r.be.Close()
-		open := r.opts.OpenCUDA
-		if open == nil {
-			open = openCUDA
-		}
-		be, _, oerr := open(r.ordinal)
+		be, _, oerr := r.openCUDA(r.ordinal)
 		if oerr != nil {
 			return fmt.Errorf("trainer: reopening %s after running out of memory: %w", r.device, oerr)
 		}

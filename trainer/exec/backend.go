@@ -11,6 +11,8 @@ package exec
 
 import (
 	"errors"
+
+	"gpuwizard/trainer/optim"
 )
 
 // ErrExec is returned (wrapped) when a graph cannot be planned or run.
@@ -73,11 +75,6 @@ type Norm struct {
 	Momentum, Epsilon float32
 }
 
-// Adam holds one Adam update's scalars (see optim.Adam).
-type Adam struct {
-	Beta1, Beta2, Step, Eps, Decay float32
-}
-
 // Backend is the set of kernels the executor needs. Kernels are queued in
 // order; an error (a failed launch, an out-of-memory) is kept and returned
 // by the next Sync, Download or Err.
@@ -123,7 +120,7 @@ type Backend interface {
 	// Swap01 permutes in (A×B×C) to out (B×A×C); bias (length A, or NoBuf)
 	// is added along the A axis.
 	Swap01(in, out Buf, a, b, c int, bias Buf)
-	Adam(p, g, m, v Buf, n int, a Adam)
+	Adam(p, g, m, v Buf, n int, a optim.AdamStep)
 	SGD(p, g, vel Buf, n int, lr, momentum, decay float32)
 }
 

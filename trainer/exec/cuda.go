@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"gpuwizard/assets"
+	"gpuwizard/trainer/optim"
 )
 
 // Errors of the CUDA backend.
@@ -85,6 +86,7 @@ type CUDABackend struct {
 	ptr    []uint64
 	cublas bool
 	err    error
+	args   []uint64 // launch arguments, reused
 }
 
 // NewCUDABackendOn runs the backend on another driver: the tests use the
@@ -244,7 +246,10 @@ func (b *CUDABackend) launch(name string, gx, gy, bx, by int, args ...uint64) {
 	if b.err != nil {
 		return
 	}
-	b.setErr(b.drv.Launch(name, gx, gy, bx, by, args))
+	// The driver gets a reused copy: the variadic array then stays on the
+	// stack, and a step of ~80 launches allocates nothing.
+	b.args = append(b.args[:0], args...)
+	b.setErr(b.drv.Launch(name, gx, gy, bx, by, b.args))
 }
 
 // Fill implements Backend.
@@ -344,7 +349,7 @@ func (b *CUDABackend) Swap01(in, out Buf, x, y, z int, bias Buf) {
 }
 
 // Adam implements Backend.
-func (b *CUDABackend) Adam(p, g, m, v Buf, n int, a Adam) {
+func (b *CUDABackend) Adam(p, g, m, v Buf, n int, a optim.AdamStep) {
 	b.run("gw_adam", n, b.p(p), b.p(g), b.p(m), b.p(v), iv(n), fv(a.Beta1), fv(a.Beta2), fv(a.Step), fv(a.Eps), fv(a.Decay))
 }
 

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"gpuwizard/trainer/exec/internal/sgemm"
+	"gpuwizard/trainer/optim"
 )
 
 // GoBackend runs the kernels on the CPU in Go. It is the reference the CUDA
@@ -435,26 +436,14 @@ func (g *GoBackend) Swap01(in, out Buf, a, b, c int, bias Buf) {
 	Swap01CPU(g.bufs[in], g.bufs[out], a, b, c, B)
 }
 
-// Adam implements Backend with the same arithmetic as optim.Adam.
-func (g *GoBackend) Adam(p, gr, m, v Buf, n int, a Adam) {
-	P, G, M, V := g.bufs[p][:n], g.bufs[gr][:n], g.bufs[m][:n], g.bufs[v][:n]
-	for k := range P {
-		gk := G[k]
-		mk := a.Beta1*M[k] + (1-a.Beta1)*gk
-		vk := a.Beta2*V[k] + (1-a.Beta2)*gk*gk
-		M[k], V[k] = mk, vk
-		P[k] = P[k]*a.Decay - a.Step*mk/(float32(math.Sqrt(float64(vk)))+a.Eps)
-	}
+// Adam implements Backend with package optim's arithmetic.
+func (g *GoBackend) Adam(p, gr, m, v Buf, n int, a optim.AdamStep) {
+	optim.AdamUpdate(g.bufs[p][:n], g.bufs[gr][:n], g.bufs[m][:n], g.bufs[v][:n], a)
 }
 
-// SGD implements Backend with the same arithmetic as optim.SGD.
+// SGD implements Backend with package optim's arithmetic.
 func (g *GoBackend) SGD(p, gr, vel Buf, n int, lr, momentum, decay float32) {
-	P, G, V := g.bufs[p][:n], g.bufs[gr][:n], g.bufs[vel][:n]
-	for k := range P {
-		gk := G[k] + decay*P[k]
-		V[k] = momentum*V[k] + gk
-		P[k] -= lr * V[k]
-	}
+	optim.SGDUpdate(g.bufs[p][:n], g.bufs[gr][:n], g.bufs[vel][:n], lr, momentum, decay)
 }
 
 // BatchNormCPU normalises X (N×C×HW) per channel into O. In training it

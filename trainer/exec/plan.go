@@ -28,7 +28,7 @@ type ConvOp interface {
 // ConvGradOp is implemented by a convolution's gradient ops: inputs x, w,
 // dy; Which is 0 for the image, 1 the filters, 2 the bias.
 type ConvGradOp interface {
-	ConvGeometry() (n, c, h, w, o, k, pad int)
+	ConvForward() ConvOp
 	ConvGradWhich() int
 }
 
@@ -67,28 +67,30 @@ type Program struct {
 	Grads     []Buf
 	BNOps     []NormOp
 	BNRunning []Buf
-	Buffers   int // floats allocated for activations (after reuse)
 	err       error
 }
 
 type planner struct {
-	be      Backend
-	g       Graph
-	buf     map[int64]Buf
-	store   map[int64]int64 // node → the node whose buffer it aliases
-	scalar  map[int64]bool
-	pinned  map[int64]bool
-	free    map[int][]Buf
-	last    map[int64]int
-	prog    *Program
-	tmpA    Buf
-	tmpB    Buf
-	tmpASz  int
-	tmpBSz  int
-	bnIndex int
-	bnSave  map[NormOp]Buf
-	opts    Options
-	err     error
+	be       Backend
+	g        Graph
+	buf      map[int64]Buf
+	store    map[int64]int64 // node → the node whose buffer it aliases
+	scalar   map[int64]bool
+	pinned   map[int64]bool
+	released map[int64]bool
+	free     map[int][]Buf
+	last     map[int64]int
+	prog     *Program
+	tmpA     Buf
+	tmpB     Buf
+	tmpASz   int
+	tmpBSz   int
+	bnIndex  int
+	bnSave   map[NormOp]Buf
+	cols     map[ConvOp]Buf // a convolution's columns, kept for its gradients
+	poolIdx  map[int64]Buf  // a max-pool node's winners, kept for its gradient
+	opts     Options
+	err      error
 }
 
 func size(s tensor.Shape) int {
@@ -136,7 +138,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		mark(n)
 	}
 	p := &planner{be: be, g: g, buf: map[int64]Buf{}, store: map[int64]int64{}, scalar: map[int64]bool{},
-		pinned: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{}, opts: opts, bnSave: map[NormOp]Buf{},
+		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{}, poolIdx: map[int64]Buf{},
 		prog: &Program{be: be}, tmpA: NoBuf, tmpB: NoBuf}
 	var live []*G.Node
 	for _, n := range order {
@@ -334,7 +336,6 @@ func (p *planner) out(n *G.Node) Buf {
 		p.buf[n.ID()] = b
 		return b
 	}
-	p.prog.Buffers += sz
 	b := p.alloc(sz)
 	p.buf[n.ID()] = b
 	return b
@@ -344,13 +345,13 @@ func (p *planner) out(n *G.Node) Buf {
 func (p *planner) release(i int, n *G.Node) {
 	for _, c := range children(p.g.G, n) {
 		r := p.root(c)
-		if p.last[r] == i && !p.pinned[r] {
-			if b, ok := p.buf[r]; ok && b != NoBuf {
-				// Find the node's size from the graph.
-				sz := max(size(p.g.G.Node(r).(*G.Node).Shape()), 1)
-				p.free[sz] = append(p.free[sz], b)
-				p.pinned[r] = true // released once
-			}
+		if p.last[r] != i || p.pinned[r] || p.released[r] {
+			continue // still needed, kept for the whole run, or already free (x ⊙ x)
+		}
+		if b, ok := p.buf[r]; ok && b != NoBuf {
+			sz := max(size(c.Shape()), 1)
+			p.free[sz] = append(p.free[sz], b)
+			p.released[r] = true
 		}
 	}
 }
@@ -474,7 +475,7 @@ func (p *planner) plan(i int, n *G.Node) {
 		if pool, ok := poolOf(op, ins[0].Shape(), n.Shape()); ok {
 			out := p.out(n)
 			idx := p.alloc(osz)
-			p.buf[-n.ID()-1] = idx // the index buffer, keyed by the negated node id
+			p.poolIdx[n.ID()] = idx
 			a := in[0]
 			p.add(op.String(), func() { be.MaxPool(a, out, idx, pool) })
 			p.release(i, n)
@@ -482,7 +483,7 @@ func (p *planner) plan(i int, n *G.Node) {
 		}
 	case "*gorgonia.maxPoolDiffOp":
 		fwd := ins[1]
-		idx, ok := p.buf[-fwd.ID()-1]
+		idx, ok := p.poolIdx[fwd.ID()]
 		if pool, pok := poolOf(op, ins[0].Shape(), fwd.Shape()); ok && pok {
 			out := p.out(n)
 			g := in[2]
@@ -507,13 +508,11 @@ func (p *planner) plan(i int, n *G.Node) {
 		}
 	}
 	if c, ok := op.(ConvOp); ok {
-		if _, isGrad := op.(ConvGradOp); !isGrad {
-			p.conv(i, n, c, in)
-			return
-		}
+		p.conv(i, n, c, in)
+		return
 	}
 	if c, ok := op.(ConvGradOp); ok {
-		p.convGrad(i, n, c, ins, in)
+		p.convGrad(i, n, c, in)
 		return
 	}
 	p.fallback(i, n, ins, in)
@@ -573,7 +572,7 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf) {
 	g := convOf(c)
 	NP := g.N * g.PDim()
 	cols := p.alloc(g.KDim() * NP)
-	p.buf[-n.ID()-1] = cols
+	p.cols[c] = cols
 	p.tmpASz = max(p.tmpASz, g.O*NP)
 	out := p.out(n)
 	x, w, b := in[0], in[1], NoBuf
@@ -590,27 +589,12 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf) {
 	p.release(i, n)
 }
 
-func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, ins []*G.Node, in []Buf) {
-	g := convOf(c)
+func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
+	g := convOf(c.ConvForward())
 	NP := g.N * g.PDim()
-	// The forward node is the one whose op has the same geometry and reads
-	// the same x and w; its columns are keyed by its id.
-	var cols Buf = NoBuf
-	for _, par := range p.g.G.AllNodes() {
-		if fc, ok := par.Op().(ConvOp); ok {
-			if _, isGrad := par.Op().(ConvGradOp); isGrad {
-				continue
-			}
-			pc := children(p.g.G, par)
-			if len(pc) >= 2 && pc[0] == ins[0] && pc[1] == ins[1] && convOf(fc) == g {
-				if b, ok := p.buf[-par.ID()-1]; ok {
-					cols = b
-				}
-			}
-		}
-	}
+	cols, planned := p.cols[c.ConvForward()]
 	which := c.ConvGradWhich()
-	if which == 1 && cols == NoBuf {
+	if which == 1 && !planned {
 		p.fail("the gradient %v has no forward convolution", n.Op())
 		return
 	}

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"math"
 
 	"gpuwizard/trainer/optim"
 )
@@ -91,11 +90,7 @@ func (t *Trainer) Update(lr float32) error {
 	t.steps++
 	switch t.opt.Kind {
 	case "adam":
-		const b1, b2, eps = 0.9, 0.999, 1e-8 // optim.NewAdam's
-		c1 := 1 - float32(math.Pow(b1, float64(t.steps)))
-		c2 := 1 - float32(math.Pow(b2, float64(t.steps)))
-		a := Adam{Beta1: b1, Beta2: b2, Step: lr * float32(math.Sqrt(float64(c2))) / c1,
-			Eps: eps * float32(math.Sqrt(float64(c2))), Decay: 1 - lr*t.opt.WeightDecay}
+		a := optim.NewAdam(t.opt.WeightDecay).StepAt(lr, t.steps)
 		for i, p := range t.train.Params {
 			t.be.Adam(p, t.train.Grads[i], t.m[i], t.v[i], t.train.ParamSize[i], a)
 		}

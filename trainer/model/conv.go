@@ -38,9 +38,9 @@ func (op *convOp) ConvGeometry() (n, c, h, w, o, k, pad int) {
 	return op.n, op.c, op.h, op.w, op.o, op.k, op.pad
 }
 
-// ConvGeometry and ConvGradWhich implement exec.ConvGradOp.
-func (g *convGradOp) ConvGeometry() (n, c, h, w, o, k, pad int) { return g.fwd.ConvGeometry() }
-func (g *convGradOp) ConvGradWhich() int                        { return g.which }
+// ConvForward and ConvGradWhich implement exec.ConvGradOp.
+func (g *convGradOp) ConvForward() exec.ConvOp { return g.fwd }
+func (g *convGradOp) ConvGradWhich() int       { return g.which }
 
 func t4() hm.Type { return G.TensorType{Dims: 4, Of: tensor.Float32} }
 

@@ -53,29 +53,43 @@ func (a *Adam) init(params [][]float32) {
 	}
 }
 
+// AdamStep is one Adam update's scalars, bias correction folded in: the
+// executor's backends apply the same update with them.
+type AdamStep struct {
+	Beta1, Beta2, Step, Eps, Decay float32
+}
+
+// StepAt returns the scalars of update number t (1-based) at rate lr.
+func (a *Adam) StepAt(lr float32, t int64) AdamStep {
+	c1 := 1 - float32(math.Pow(float64(a.Beta1), float64(t)))
+	c2 := 1 - float32(math.Pow(float64(a.Beta2), float64(t)))
+	return AdamStep{Beta1: a.Beta1, Beta2: a.Beta2, Step: lr * float32(math.Sqrt(float64(c2))) / c1,
+		Eps: a.Eps * float32(math.Sqrt(float64(c2))), Decay: 1 - lr*a.WeightDecay}
+}
+
+// AdamUpdate applies s to one tensor p with gradient g and moments m, v.
+func AdamUpdate(p, g, m, v []float32, s AdamStep) {
+	b1, b2 := s.Beta1, s.Beta2
+	for k := range p {
+		gk := g[k]
+		mk := b1*m[k] + (1-b1)*gk
+		vk := b2*v[k] + (1-b2)*gk*gk
+		m[k], v[k] = mk, vk
+		p[k] = p[k]*s.Decay - s.Step*mk/(float32(math.Sqrt(float64(vk)))+s.Eps)
+	}
+}
+
 // Step implements Optimizer.
 func (a *Adam) Step(params, grads [][]float32, lr float32) {
 	a.init(params)
 	a.t++
-	b1, b2 := a.Beta1, a.Beta2
-	c1 := 1 - float32(math.Pow(float64(b1), float64(a.t)))
-	c2 := 1 - float32(math.Pow(float64(b2), float64(a.t)))
-	step := lr * float32(math.Sqrt(float64(c2))) / c1
-	eps := a.Eps * float32(math.Sqrt(float64(c2)))
-	decay := 1 - lr*a.WeightDecay
+	s := a.StepAt(lr, a.t)
 	for i, p := range params {
-		g, m, v := grads[i], a.m[i], a.v[i]
-		if len(g) != len(p) {
+		if len(grads[i]) != len(p) {
 			continue
 		}
-		for k := range p {
-			gk := g[k]
-			mk := b1*m[k] + (1-b1)*gk
-			vk := b2*v[k] + (1-b2)*gk*gk
-			m[k], v[k] = mk, vk
-			p[k] = p[k]*decay - step*mk/(float32(math.Sqrt(float64(vk)))+eps)
-			g[k] = 0
-		}
+		AdamUpdate(p, grads[i], a.m[i], a.v[i], s)
+		clear(grads[i])
 	}
 }
 
@@ -111,16 +125,21 @@ func (s *SGD) Step(params, grads [][]float32, lr float32) {
 	}
 	s.t++
 	for i, p := range params {
-		g, v := grads[i], s.vel[i]
-		if len(g) != len(p) {
+		if len(grads[i]) != len(p) {
 			continue
 		}
-		for k := range p {
-			gk := g[k] + s.WeightDecay*p[k]
-			v[k] = s.Momentum*v[k] + gk
-			p[k] -= lr * v[k]
-			g[k] = 0
-		}
+		SGDUpdate(p, grads[i], s.vel[i], lr, s.Momentum, s.WeightDecay)
+		clear(grads[i])
+	}
+}
+
+// SGDUpdate applies one SGD step with momentum and weight decay to one
+// tensor p with gradient g and velocity vel.
+func SGDUpdate(p, g, vel []float32, lr, momentum, decay float32) {
+	for k := range p {
+		gk := g[k] + decay*p[k]
+		vel[k] = momentum*vel[k] + gk
+		p[k] -= lr * vel[k]
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"gpuwizard/trainer"
@@ -86,16 +84,9 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	}
 	var be exec.Backend = exec.NewGoBackend()
 	if *device != "cpu" {
-		ordinal := 0
-		if rest, ok := strings.CutPrefix(*device, "cuda:"); ok {
-			n, err := strconv.Atoi(rest)
-			if err != nil || n < 0 {
-				fmt.Fprintf(env.Stderr, "bench: --device %q: write cpu, cuda or cuda:N\n", *device)
-				return ExitUsage
-			}
-			ordinal = n
-		} else if *device != "cuda" {
-			fmt.Fprintf(env.Stderr, "bench: --device %q: write cpu, cuda or cuda:N\n", *device)
+		ordinal, err := trainer.CUDAOrdinal(*device)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "bench:", err, "(or cpu)")
 			return ExitUsage
 		}
 		if env.Probe != nil {
