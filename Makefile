@@ -1,15 +1,20 @@
 # gpuwizard: `make run` builds and opens the app, `make test` runs the tests.
 # Both install the Debian/Ubuntu packages they need first (make deps).
+#
+# Two binaries: bin/gpuwizard (every command; no GUI toolkit, so it starts on
+# headless servers; built against glibc 2.17 with zig where zig can be had)
+# and bin/gpuwizard-gui (the Fyne window, which gpuwizard starts).
 
 GO      ?= go
 TAGS    := migrated_fynedo
 BIN     := bin/gpuwizard
-APT_PKGS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
+GUI     := bin/gpuwizard-gui
+APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
             libxinerama-dev libxi-dev libxxf86vm-dev
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
-.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall package gui-smoke clean
+.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
 
 # Install the C headers Fyne's OpenGL driver builds against, when missing.
 deps:
@@ -21,11 +26,18 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# The CLI with zig (glibc 2.17 floor) when tools/get-zig.sh can fetch it,
+# else with the system's C compiler (then it needs this machine's glibc).
 build: deps
-	$(GO) build -tags $(TAGS) -o $(BIN) .
+	@zig=$$(tools/get-zig.sh 2>/tmp/gpuwizard-zig.err) && \
+	  { echo "CLI: cgo through zig cc for glibc 2.17"; \
+	    ZIG=$$zig CC="$$PWD/tools/zig-cc" CGO_ENABLED=1 $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN) . ; } || \
+	  { [ -n "$$zig" ] && exit 1; echo "CLI: zig unavailable ($$(cat /tmp/gpuwizard-zig.err)); building with the system compiler"; \
+	    $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN) . ; }
+	$(GO) build -buildvcs=auto -tags $(TAGS) -o $(GUI) ./cmd/gpuwizard-gui
 
 run: build
-	./$(BIN)
+	./$(GUI)
 
 test: deps
 	$(GO) vet -tags $(TAGS) ./...
@@ -82,8 +94,8 @@ kernels:
 bench-doctor: build
 	bench/doctor.sh
 
-# Install for the current user: binary, icon and menu entry under ~/.local.
-# The menu entry runs the binary by its full path (no PATH change needed).
+# Install for the current user: both binaries, the icon and the menu entry
+# (which runs gpuwizard-gui by its full path) under ~/.local.
 BINDIR  := $(HOME)/.local/bin
 ICONDIR := $(HOME)/.local/share/icons/hicolor/512x512/apps
 APPDIR  := $(HOME)/.local/share/applications
@@ -91,30 +103,22 @@ APPID   := io.gpuwizard.app
 
 install: build
 	install -D -m 755 $(BIN) $(BINDIR)/gpuwizard
+	install -D -m 755 $(GUI) $(BINDIR)/gpuwizard-gui
 	install -D -m 644 assets/icon.png $(ICONDIR)/$(APPID).png
 	mkdir -p $(APPDIR)
-	printf '%s\n' '[Desktop Entry]' 'Type=Application' 'Name=gpuwizard' \
-	  'GenericName=GPU training doctor' \
-	  'Comment=Find out why deep-learning training will not use your NVIDIA GPU, fix it, and train' \
-	  'Exec=$(BINDIR)/gpuwizard' 'Icon=$(ICONDIR)/$(APPID).png' 'Terminal=false' \
-	  'Categories=Development;Science;' 'Keywords=gpu;cuda;nvidia;pytorch;yolo;training;' \
-	  'StartupWMClass=gpuwizard' > $(APPDIR)/$(APPID).desktop
+	sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@ICON@|$(ICONDIR)/$(APPID).png|' assets/$(APPID).desktop > $(APPDIR)/$(APPID).desktop
 	-command -v update-desktop-database >/dev/null && update-desktop-database $(APPDIR)
-	@echo "Installed: $(BINDIR)/gpuwizard and a menu entry ($(APPDIR)/$(APPID).desktop)"
+	@echo "Installed: $(BINDIR)/gpuwizard, $(BINDIR)/gpuwizard-gui and a menu entry ($(APPDIR)/$(APPID).desktop)"
 
 uninstall:
-	rm -f $(BINDIR)/gpuwizard $(ICONDIR)/$(APPID).png $(APPDIR)/$(APPID).desktop
+	rm -f $(BINDIR)/gpuwizard $(BINDIR)/gpuwizard-gui $(ICONDIR)/$(APPID).png $(APPDIR)/$(APPID).desktop
 	-command -v update-desktop-database >/dev/null && update-desktop-database $(APPDIR)
 
-# A tar.xz with the binary, .desktop file and icon, made by Fyne's tool
-# (FyneApp.toml is restored: the tool bumps its Build number).
-package: deps
-	mkdir -p dist
-	cp FyneApp.toml dist/.FyneApp.toml.keep
-	$(GO) tool fyne package -os linux --release --tags $(TAGS) --name gpuwizard --icon assets/icon.png || { mv dist/.FyneApp.toml.keep FyneApp.toml; exit 1; }
-	mv dist/.FyneApp.toml.keep FyneApp.toml
-	mv gpuwizard.tar.xz dist/
-	@echo "Package: dist/gpuwizard.tar.xz"
+# The release tarball (tools/dist.sh): both binaries, the .desktop entry,
+# the icon, an install script, README and licences; it checks that the CLI
+# links no GL/X11 library and needs glibc 2.28 or older.
+dist: deps
+	tools/dist.sh
 
 # Start the real window under Xvfb, click through to training on the
 # built-in dataset, and save a screenshot of each step in dist/screenshots.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -20,6 +19,7 @@ import (
 
 	_ "gpuwizard/app/internal/localefix" // before Fyne reads the locale
 	"gpuwizard/assets"
+	"gpuwizard/cli"
 	"gpuwizard/gpu"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
@@ -27,34 +27,6 @@ import (
 
 // Checker runs the doctor; tests pass a fake.
 type Checker func(ctx context.Context) (gpu.Report, error)
-
-// PasteChecker diagnoses a report pasted from another machine.
-func PasteChecker(text string) (gpu.Report, error) {
-	m, err := gpu.LoadMatrix()
-	if err != nil {
-		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
-	}
-	return gpu.Diagnose(gpu.ParsePaste(text, time.Now()), m), nil
-}
-
-// DeepChecker is LiveChecker with the deep check (a real matmul and conv2d
-// per GPU through each Python with torch).
-func DeepChecker(ctx context.Context) (gpu.Report, error) {
-	m, err := gpu.LoadMatrix()
-	if err != nil {
-		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
-	}
-	return gpu.Diagnose(gpu.Probe(ctx, gpu.Options{Deep: true}), m), nil
-}
-
-// LiveChecker probes this machine and judges it.
-func LiveChecker(ctx context.Context) (gpu.Report, error) {
-	m, err := gpu.LoadMatrix()
-	if err != nil {
-		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
-	}
-	return gpu.Diagnose(gpu.Probe(ctx, gpu.Options{}), m), nil
-}
 
 // Run opens the main window and blocks until it is closed.
 func Run(ctx context.Context) error {
@@ -72,13 +44,13 @@ func Run(ctx context.Context) error {
 // LiveDeps are the real machine, file dialogs and trainer.
 func LiveDeps() Deps {
 	return Deps{
-		Check:    LiveChecker,
-		Deep:     DeepChecker,
-		Paste:    PasteChecker,
+		Check:    cli.LiveChecker,
+		Deep:     cli.DeepChecker,
+		Paste:    cli.PasteChecker,
 		LoadData: data.Load,
 		Train:    trainer.RunWithOptions,
-		Probe:    LiveProbe,
-		Sample:   LiveSampler(gpu.NewSampler(nil)),
+		Probe:    cli.LiveProbe,
+		Sample:   cli.LiveSampler(gpu.NewSampler(nil)),
 		PickFolder: func(w fyne.Window, done func(string)) {
 			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 				if err != nil || u == nil {
@@ -111,34 +83,6 @@ func LiveDeps() Deps {
 			d.Show()
 		},
 	}
-}
-
-// LiveSampler reads NVML for the trainer's proof of GPU use: the device
-// that lists this process among its compute processes (NVML's index
-// ordinal when none does).
-func LiveSampler(s *gpu.Sampler) trainer.GPUSampler {
-	return func(ctx context.Context, ordinal, pid int) (trainer.GPUSample, error) {
-		u, err := s.Sample(ctx, pid, ordinal)
-		if err != nil {
-			return trainer.GPUSample{}, err
-		}
-		return trainer.GPUSample{Time: time.Now(), Utilization: u.Utilization, MemoryUsedMiB: u.MemoryUsedMiB,
-			ProcessListed: u.ProcessListed, ProcessMiB: u.ProcessMiB, TemperatureC: u.TemperatureC}, nil
-	}
-}
-
-// LiveProbe asks the doctor whether the trainer could use a GPU.
-func LiveProbe(ctx context.Context) trainer.DeviceStatus {
-	rep, err := LiveChecker(ctx)
-	if err != nil {
-		return trainer.DeviceStatus{Reason: err.Error()}
-	}
-	ok, name, reason := rep.DriverReady()
-	st := trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
-	if rep.Facts != nil {
-		st.Driver = rep.Facts.NVML.DriverVersion
-	}
-	return st
 }
 
 // confirmClose asks before closing the window during training, then stops
@@ -218,7 +162,7 @@ func (c *checkView) diagnosePaste() {
 	}
 	paste := c.paste
 	if paste == nil {
-		paste = PasteChecker
+		paste = cli.PasteChecker
 	}
 	c.rerun.Disable()
 	c.wg.Add(1)

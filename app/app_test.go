@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/cli"
 	"gpuwizard/gpu"
 )
 
@@ -61,7 +62,7 @@ func TestCheckViewShowsFailure(t *testing.T) {
 func TestCheckViewDiagnosesPastedReport(t *testing.T) {
 	test.NewTempApp(t)
 	c := newCheckView(context.Background(), func(ctx context.Context) (gpu.Report, error) { return gpu.Report{}, nil })
-	c.paste = PasteChecker
+	c.paste = cli.PasteChecker
 	test.NewTempWindow(t, c.content)
 	test.Tap(c.report) // focus
 	c.report.SetText("Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\nValueError: Invalid CUDA 'device=0' requested.")

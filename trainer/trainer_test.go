@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gpuwizard/trainer/internal/synth"
+	"gpuwizard/internal/synth"
 )
 
 // tinyDataset writes a 2-class image folder an MLP learns in a few epochs.

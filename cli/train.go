@@ -1,6 +1,4 @@
-// Package traincmd is the command line of the trainer: `gpuwizard train`,
-// `predict`, `bench` and `lint`.
-package traincmd
+package cli
 
 import (
 	"context"
@@ -18,25 +16,6 @@ import (
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
-
-// Exit codes.
-const (
-	ExitOK      = 0
-	ExitFailed  = 1
-	ExitUsage   = 2
-	ExitStopped = 130
-)
-
-// Env is what the commands need from outside.
-type Env struct {
-	Stdout, Stderr io.Writer
-	// Terminal says whether Stderr is a terminal (progress bar) .
-	Terminal bool
-	// Probe asks the doctor about the GPU (wired by main; nil in tests).
-	Probe trainer.DeviceProbe
-	// Sample reads NVML while training on CUDA (wired by main; nil in tests).
-	Sample trainer.GPUSampler
-}
 
 const trainUsage = `Usage: gpuwizard train [flags]
 

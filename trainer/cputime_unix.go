@@ -1,6 +1,6 @@
 //go:build unix
 
-package traincmd
+package trainer
 
 import "syscall"
 

@@ -1,6 +1,4 @@
-// Package doctorcmd is the `gpuwizard doctor` command line: flags, output
-// formats and exit codes over the gpu package.
-package doctorcmd
+package cli
 
 import (
 	"bytes"
@@ -17,24 +15,7 @@ import (
 	"gpuwizard/internal/atomicfile"
 )
 
-// Exit codes.
-const (
-	ExitReady    = 0
-	ExitNotReady = 1
-	ExitUsage    = 2
-)
-
-// Env is what the command needs from the outside world.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	// Color says whether Stdout is a terminal that shows colour.
-	Color bool
-	// Probe options (tests pass a fake machine).
-	Options gpu.Options
-}
-
-const usage = `Usage: gpuwizard doctor [flags]
+const doctorUsage = `Usage: gpuwizard doctor [flags]
 
 Checks whether this machine can train on its NVIDIA GPU: the GPU, kernel
 module, driver, CUDA, cuDNN, the Python frameworks and the interpreter you
@@ -44,9 +25,9 @@ With --from it diagnoses a report pasted from another machine instead.
 Flags:
 `
 
-// Run runs the command and returns its exit code: 0 ready, 1 not ready,
-// 2 usage or input error.
-func Run(ctx context.Context, args []string, env Env) int {
+// Doctor runs `gpuwizard doctor` and returns its exit code: 0 ready, 1 not
+// ready, 2 usage or input error.
+func Doctor(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var (
@@ -60,7 +41,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		deepTO     = fs.Duration("deep-timeout", 90*time.Second, "time limit for each interpreter's deep check")
 	)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, usage)
+		fmt.Fprint(env.Stderr, doctorUsage)
 		fs.PrintDefaults()
 		fmt.Fprint(env.Stderr, "\nExit status: 0 ready for GPU training, 1 not ready, 2 usage error.\n")
 	}

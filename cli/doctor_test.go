@@ -1,4 +1,4 @@
-package doctorcmd
+package cli
 
 import (
 	"bytes"
@@ -13,13 +13,13 @@ import (
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb})
+	code = Doctor(context.Background(), args, Env{Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }
 
 const (
-	readyFacts    = "../testdata/facts/h100_driver580_torch_cu130.json"
-	notReadyFacts = "../testdata/facts/gtx1080_torch_cu130.json"
+	readyFacts    = "../gpu/testdata/facts/h100_driver580_torch_cu130.json"
+	notReadyFacts = "../gpu/testdata/facts/gtx1080_torch_cu130.json"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -74,7 +74,7 @@ func TestFormats(t *testing.T) {
 		t.Fatal("colour codes when not on a terminal")
 	}
 	var col bytes.Buffer
-	Run(context.Background(), []string{"--facts", notReadyFacts}, Env{Stdout: &col, Stderr: &bytes.Buffer{}, Color: true})
+	Doctor(context.Background(), []string{"--facts", notReadyFacts}, Env{Stdout: &col, Stderr: &bytes.Buffer{}, Color: true})
 	if !strings.Contains(col.String(), "\x1b[1;31m") {
 		t.Fatal("no colour on a terminal")
 	}
@@ -136,7 +136,7 @@ func TestFromReport(t *testing.T) {
 	report := "Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\n" +
 		"ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s)\n"
 	var out, errb bytes.Buffer
-	code := Run(context.Background(), []string{"--from", "-", "--json"}, Env{Stdin: strings.NewReader(report), Stdout: &out, Stderr: &errb})
+	code := Doctor(context.Background(), []string{"--from", "-", "--json"}, Env{Stdin: strings.NewReader(report), Stdout: &out, Stderr: &errb})
 	if code != ExitNotReady {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

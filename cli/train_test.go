@@ -1,4 +1,4 @@
-package traincmd
+package cli
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"gpuwizard/internal/synth"
 	"gpuwizard/trainer"
-	"gpuwizard/trainer/internal/synth"
 )
 
 func call(t *testing.T, cmd func(context.Context, []string, Env) int, probe trainer.DeviceProbe, args ...string) (int, string, string) {
