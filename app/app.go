@@ -21,6 +21,7 @@ import (
 	"gpuwizard/assets"
 	"gpuwizard/cli"
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/probe"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -50,7 +51,7 @@ func LiveDeps() Deps {
 		LoadData: data.Load,
 		Train:    trainer.RunWithOptions,
 		Probe:    cli.LiveProbe,
-		Sample:   cli.LiveSampler(gpu.NewSampler(nil)),
+		Sample:   cli.LiveSampler(probe.NewSampler(nil)),
 		PickFolder: func(w fyne.Window, done func(string)) {
 			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 				if err != nil || u == nil {

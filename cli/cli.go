@@ -12,7 +12,7 @@ import (
 	"os"
 	"os/exec"
 
-	"gpuwizard/gpu"
+	"gpuwizard/gpu/probe"
 	"gpuwizard/trainer"
 )
 
@@ -40,7 +40,7 @@ type Env struct {
 	// Terminal says whether Stderr is a terminal (progress bars).
 	Terminal bool
 	// Options are the doctor's probe options (tests pass a fake machine).
-	Options gpu.Options
+	Options probe.Options
 	// Probe asks the doctor about the GPU for the trainer; nil: unchecked.
 	Probe trainer.DeviceProbe
 	// Sample reads NVML while training on CUDA; nil: no proof sampling.
@@ -89,7 +89,7 @@ Run "gpuwizard COMMAND -h" for a command's flags.
 // Main runs gpuwizard with the live machine: the real NVML, the doctor as
 // the trainer's device probe, and the process's streams.
 func Main(ctx context.Context, args []string) int {
-	sampler := gpu.NewSampler(nil)
+	sampler := probe.NewSampler(nil)
 	defer sampler.Close()
 	env := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Color: IsTerminal(os.Stdout), Terminal: IsTerminal(os.Stderr),

@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/compat"
+	"gpuwizard/gpu/doctor"
+	"gpuwizard/gpu/paste"
+	"gpuwizard/gpu/probe"
 	"gpuwizard/internal/atomicfile"
 )
 
@@ -71,7 +75,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "doctor: --timeout and --deep-timeout must be positive durations, like 3s")
 		return ExitUsage
 	}
-	matrix, err := gpu.LoadMatrix()
+	matrix, err := compat.LoadMatrix()
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "doctor:", err)
 		return ExitUsage
@@ -87,7 +91,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		if env.Options.Now != nil {
 			now = env.Options.Now
 		}
-		facts = gpu.ParsePaste(text, now())
+		facts = paste.Parse(text, now())
 	} else if *factsFile != "" {
 		facts, err = LoadFacts(*factsFile)
 		if err != nil {
@@ -100,7 +104,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		if *deep && !*asJSON {
 			fmt.Fprintln(env.Stderr, "Running the deep check (a real matmul and conv2d on each GPU, per Python with torch)…")
 		}
-		facts = gpu.Probe(ctx, opts)
+		facts = probe.Probe(ctx, opts)
 	}
 	if *save != "" {
 		if err := SaveFacts(*save, facts); err != nil {
@@ -111,7 +115,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 			fmt.Fprintf(env.Stderr, "Facts saved to %s (diagnose them anywhere with: gpuwizard doctor --facts %s)\n", *save, *save)
 		}
 	}
-	report := gpu.Diagnose(facts, matrix)
+	report := doctor.Diagnose(facts, matrix)
 	switch {
 	case *asJSON:
 		err = report.WriteJSON(env.Stdout)

@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/compat"
+	"gpuwizard/gpu/doctor"
+	"gpuwizard/gpu/paste"
+	"gpuwizard/gpu/probe"
 	"gpuwizard/trainer"
 )
 
@@ -14,30 +18,30 @@ import (
 // report becomes a trainer.DeviceStatus.
 
 // Check probes this machine with opts and judges it.
-func Check(ctx context.Context, opts gpu.Options) (gpu.Report, error) {
-	m, err := gpu.LoadMatrix()
+func Check(ctx context.Context, opts probe.Options) (gpu.Report, error) {
+	m, err := compat.LoadMatrix()
 	if err != nil {
 		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
 	}
-	return gpu.Diagnose(gpu.Probe(ctx, opts), m), nil
+	return doctor.Diagnose(probe.Probe(ctx, opts), m), nil
 }
 
 // LiveChecker probes this machine and judges it (the quick check).
-func LiveChecker(ctx context.Context) (gpu.Report, error) { return Check(ctx, gpu.Options{}) }
+func LiveChecker(ctx context.Context) (gpu.Report, error) { return Check(ctx, probe.Options{}) }
 
 // DeepChecker is LiveChecker with the deep check (a real matmul and conv2d
 // per GPU through each Python with torch).
 func DeepChecker(ctx context.Context) (gpu.Report, error) {
-	return Check(ctx, gpu.Options{Deep: true})
+	return Check(ctx, probe.Options{Deep: true})
 }
 
 // PasteChecker diagnoses a report pasted from another machine.
 func PasteChecker(text string) (gpu.Report, error) {
-	m, err := gpu.LoadMatrix()
+	m, err := compat.LoadMatrix()
 	if err != nil {
 		return gpu.Report{}, fmt.Errorf("loading the compatibility matrix: %w", err)
 	}
-	return gpu.Diagnose(gpu.ParsePaste(text, time.Now()), m), nil
+	return doctor.Diagnose(paste.Parse(text, time.Now()), m), nil
 }
 
 // DeviceStatus is what the doctor's report says about the trainer's own
@@ -63,7 +67,7 @@ func LiveProbe(ctx context.Context) trainer.DeviceStatus {
 // LiveSampler reads NVML for the trainer's proof of GPU use: the device
 // that lists this process among its compute processes (NVML's index
 // ordinal when none does).
-func LiveSampler(s *gpu.Sampler) trainer.GPUSampler {
+func LiveSampler(s *probe.Sampler) trainer.GPUSampler {
 	return func(ctx context.Context, ordinal, pid int) (trainer.GPUSample, error) {
 		u, err := s.Sample(ctx, pid, ordinal)
 		if err != nil {

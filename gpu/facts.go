@@ -2,6 +2,10 @@ package gpu
 
 import "time"
 
+// PasteInterpreter names the Python of a pasted report, whose path is
+// rarely known.
+const PasteInterpreter = "the report's Python"
+
 // FactsSchema is the version of the Facts JSON layout.
 const FactsSchema = 1
 
@@ -37,6 +41,17 @@ type PasteFacts struct {
 	DeviceUsed    string              `json:"device_used,omitempty"`    // "cpu", "cuda:0": what Ultralytics said it used
 	ArchList      []string            `json:"arch_list,omitempty"`      // "The current PyTorch install supports ..."
 	Lines         int                 `json:"lines"`
+	// DockerRun is a `docker run` line of the report; DockerGPUs says
+	// whether it gives the container GPUs (--gpus, --runtime=nvidia,
+	// nvidia-docker, --device nvidia.com/gpu).
+	DockerRun  string `json:"docker_run,omitempty"`
+	DockerGPUs *bool  `json:"docker_gpus,omitempty"`
+	// Devices are what a framework listed as its devices, as the report
+	// shows them: "cpu" (jax.devices() → CpuDevice, tf: only CPU), "gpu".
+	Devices []string `json:"devices,omitempty"`
+	// Prose holds versions the text states in words ("CUDA 11.2",
+	// "cuDNN 8.5", "driver 470"): weaker than a tool's output.
+	Prose map[string]string `json:"prose,omitempty"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,
@@ -265,4 +280,14 @@ func (p *PythonEnv) Package(name string) (Package, bool) {
 		}
 	}
 	return Package{}, false
+}
+
+// SignatureHit is a signature found in a text, with the line that matched.
+type SignatureHit struct {
+	ID       string            `json:"id"`
+	Cause    Cause             `json:"cause"`
+	Title    string            `json:"title"`
+	Line     string            `json:"line"`
+	Strength int               `json:"strength,omitempty"` // 1 weak (a symptom), 2 medium, 3 strong (proves the cause)
+	Values   map[string]string `json:"values,omitempty"`   // what the text says: driver_version, sm, library, ...
 }

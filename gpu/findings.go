@@ -1,7 +1,5 @@
 package gpu
 
-import "sort"
-
 // Severity says how much a finding matters.
 type Severity string
 
@@ -13,7 +11,7 @@ const (
 	SevOK      Severity = "ok"
 )
 
-func (s Severity) rank() int {
+func (s Severity) Rank() int {
 	switch s {
 	case SevError:
 		return 0
@@ -52,7 +50,7 @@ var Causes = []Cause{
 	CauseDeviceSelection, CauseOutOfMemory, CauseDeviceMismatchInCode, CauseOther,
 }
 
-func (c Cause) rank() int {
+func (c Cause) Rank() int {
 	for i, x := range Causes {
 		if x == c {
 			return i
@@ -84,29 +82,6 @@ type Report struct {
 	Verdict  string    `json:"verdict"`
 	Findings []Finding `json:"findings"`
 	Facts    *Facts    `json:"facts"`
-}
-
-// sortFindings orders by severity, then by cause (root causes first), and
-// keeps the rules' order within those.
-func sortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if a.Severity.rank() != b.Severity.rank() {
-			return a.Severity.rank() < b.Severity.rank()
-		}
-		return findingRank(a) < findingRank(b)
-	})
-}
-
-// machineBlockers are findings that make every other one moot: they come
-// first within their severity whatever their cause.
-var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true}
-
-func findingRank(f Finding) int {
-	if machineBlockers[f.ID] {
-		return -1
-	}
-	return f.Cause.rank()
 }
 
 // DriverReady says whether a program of its own (gpuwizard's trainer, which

@@ -128,7 +128,7 @@ func (f *Facts) Summary() string {
 	var pci []string
 	for _, d := range f.PCI {
 		if d.IsGPU() {
-			pci = append(pci, fmt.Sprintf("%s %s (driver %s)", d.Address, d.Device, orUnknown(d.Driver)))
+			pci = append(pci, fmt.Sprintf("%s %s (driver %s)", d.Address, d.Device, OrUnknown(d.Driver)))
 		}
 	}
 	if len(pci) > 0 {
@@ -151,7 +151,7 @@ func (f *Facts) Summary() string {
 	}
 	var kits []string
 	for _, t := range f.CUDA.Toolkits {
-		kits = append(kits, orUnknown(t.Version)+" at "+t.Path)
+		kits = append(kits, OrUnknown(t.Version)+" at "+t.Path)
 	}
 	if len(kits) > 0 {
 		row("CUDA toolkits", strings.Join(kits, "; "))
@@ -160,7 +160,7 @@ func (f *Facts) Summary() string {
 	var libList []string
 	for _, l := range f.CUDA.Libraries {
 		s := l.Soname
-		if l.Version != "" && l.Version != soVersion(l.Soname) {
+		if l.Version != "" && l.Version != SoVersion(l.Soname) {
 			s += " (" + l.Version + ")"
 		}
 		if !libs[s] {

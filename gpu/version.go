@@ -149,3 +149,23 @@ func MajorMinor(s string) string {
 	}
 	return strconv.Itoa(v.Major()) + "." + strconv.Itoa(v.Minor())
 }
+
+// ArchFromSM turns "sm_86" or "compute_90" into "8.6"/"9.0", "sm_120" into "12.0".
+func ArchFromSM(s string) string {
+	s = strings.TrimSuffix(s, "a")
+	d := ""
+	for _, p := range []string{"sm_", "compute_"} {
+		if strings.HasPrefix(s, p) {
+			d = s[len(p):]
+		}
+	}
+	if len(d) < 2 {
+		return ""
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return strings.TrimLeft(d[:len(d)-1], "0") + "." + d[len(d)-1:]
+}

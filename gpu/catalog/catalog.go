@@ -1,0 +1,266 @@
+// Package catalog is the doctor's signature catalogue: the error texts of
+// real reports (signatures.yaml, embedded), each with the root cause it is
+// evidence for, how strong that evidence is, the values it carries and a
+// public thread where it appears. Match finds them in a text.
+package catalog
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+
+	"gpuwizard/gpu"
+)
+
+//go:embed signatures.yaml
+var embedded []byte
+
+// ErrCatalog is returned for a catalogue that does not hold together.
+var ErrCatalog = errors.New("catalog")
+
+// Strengths of evidence.
+const (
+	Weak   = 1 // a symptom with several causes
+	Medium = 2 // usually this cause
+	Strong = 3 // the text alone proves the cause
+)
+
+// Values a pattern may extract, by named group.
+var valueNames = []string{"driver_version", "driver_cuda", "driver_cuda_int", "cuda_version", "torch_version",
+	"tf_version", "cudnn_runtime", "cudnn_compiled", "sm", "cc", "gpu_name", "library", "ordinal", "pid", "mib"}
+
+// Signature is one error text and what it is evidence for.
+type Signature struct {
+	ID         string     `yaml:"id"`
+	Cause      gpu.Cause  `yaml:"cause"`
+	Strength   string     `yaml:"strength"`
+	SymptomOf  []string   `yaml:"symptom_of"`
+	Frameworks []string   `yaml:"frameworks"`
+	Title      string     `yaml:"title"`
+	Patterns   []string   `yaml:"patterns"`
+	Source     string     `yaml:"source"`
+	Example    string     `yaml:"example"`
+	Fix        []gpu.Step `yaml:"fix"`
+
+	res     []*regexp.Regexp
+	needles [][]string // per pattern: lower-case literals one of which every match contains; nil: none known
+	weight  int
+}
+
+// Weight is the signature's strength as a number (Weak, Medium, Strong).
+func (s *Signature) Weight() int { return s.weight }
+
+// Catalog is the compiled catalogue.
+type Catalog struct {
+	Signatures []*Signature
+	byID       map[string]*Signature
+}
+
+// Default returns the embedded catalogue, compiled once.
+var Default = sync.OnceValue(func() *Catalog {
+	c, err := Parse(embedded)
+	if err != nil {
+		panic(err) // the embedded file is checked by the tests
+	}
+	return c
+})
+
+// Parse reads and compiles a catalogue.
+func Parse(data []byte) (*Catalog, error) {
+	var sigs []*Signature
+	if err := yaml.Unmarshal(data, &sigs); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCatalog, err)
+	}
+	c := &Catalog{byID: map[string]*Signature{}}
+	for i, s := range sigs {
+		where := fmt.Sprintf("entry %d (%s)", i+1, s.ID)
+		switch {
+		case s.ID == "":
+			return nil, fmt.Errorf("%w: %s: no id", ErrCatalog, where)
+		case c.byID[s.ID] != nil:
+			return nil, fmt.Errorf("%w: %s: the id is used twice", ErrCatalog, where)
+		case !slices.Contains(gpu.Causes, s.Cause):
+			return nil, fmt.Errorf("%w: %s: unknown cause %q", ErrCatalog, where, s.Cause)
+		case len(s.Patterns) == 0:
+			return nil, fmt.Errorf("%w: %s: no patterns", ErrCatalog, where)
+		case s.Title == "":
+			return nil, fmt.Errorf("%w: %s: no title", ErrCatalog, where)
+		}
+		switch s.Strength {
+		case "weak":
+			s.weight = Weak
+		case "medium":
+			s.weight = Medium
+		case "strong":
+			s.weight = Strong
+		default:
+			return nil, fmt.Errorf("%w: %s: strength %q is not weak, medium or strong", ErrCatalog, where, s.Strength)
+		}
+		for _, c := range s.SymptomOf {
+			if !slices.Contains(gpu.Causes, gpu.Cause(c)) {
+				return nil, fmt.Errorf("%w: %s: symptom_of names unknown cause %q", ErrCatalog, where, c)
+			}
+		}
+		for _, p := range s.Patterns {
+			re, err := regexp.Compile("(?i)" + p)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrCatalog, where, err)
+			}
+			for _, n := range re.SubexpNames() {
+				if n != "" && !slices.Contains(valueNames, n) {
+					return nil, fmt.Errorf("%w: %s: group %q is not a known value name", ErrCatalog, where, n)
+				}
+			}
+			s.res = append(s.res, re)
+			s.needles = append(s.needles, needles(p))
+		}
+		c.Signatures = append(c.Signatures, s)
+		c.byID[s.ID] = s
+	}
+	return c, nil
+}
+
+// ByID returns a signature.
+func (c *Catalog) ByID(id string) (*Signature, bool) {
+	s, ok := c.byID[id]
+	return s, ok
+}
+
+// Match finds the catalogue's signatures in text, in catalogue order, each
+// once, with the first line that matched and the values its groups took.
+func (c *Catalog) Match(text string) []gpu.SignatureHit {
+	lower := strings.ToLower(text)
+	var hits []gpu.SignatureHit
+	for _, s := range c.Signatures {
+		for i, re := range s.res {
+			if n := s.needles[i]; n != nil && !containsAny(lower, n) {
+				continue
+			}
+			loc := re.FindStringSubmatchIndex(text)
+			if loc == nil {
+				continue
+			}
+			h := gpu.SignatureHit{ID: s.ID, Cause: s.Cause, Title: s.Title, Line: lineAt(text, loc[0]), Strength: s.weight}
+			for g, name := range re.SubexpNames() {
+				if name != "" && loc[2*g] >= 0 {
+					if h.Values == nil {
+						h.Values = map[string]string{}
+					}
+					h.Values[name] = text[loc[2*g]:loc[2*g+1]]
+				}
+			}
+			hits = append(hits, h)
+			break
+		}
+	}
+	return hits
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineAt is the line of text around byte i, cut to 240 bytes.
+func lineAt(text string, i int) string {
+	start, end := i, i
+	for start > 0 && text[start-1] != '\n' {
+		start--
+	}
+	for end < len(text) && text[end] != '\n' {
+		end++
+	}
+	line := strings.TrimRight(text[start:end], "\r")
+	if len(line) > 240 {
+		line = strings.ToValidUTF8(line[:240], "") + "…"
+	}
+	return strings.TrimSpace(line)
+}
+
+// needles derives from a pattern the lower-case literals of which every
+// match must contain one: a cheap test before the regexp. Nil when the
+// pattern has no literal of at least 4 bytes that every match needs.
+func needles(pattern string) []string {
+	re, err := syntax.Parse(pattern, syntax.Perl|syntax.FoldCase)
+	if err != nil {
+		return nil
+	}
+	ns := required(re.Simplify())
+	for _, n := range ns {
+		if len(n) < 4 {
+			return nil
+		}
+	}
+	return ns
+}
+
+// required returns literals one of which every match of re contains, or
+// nil.
+func required(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{strings.ToLower(string(re.Rune))}
+	case syntax.OpCapture:
+		return required(re.Sub[0])
+	case syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		// Adjacent literals join; otherwise the best single child wins.
+		var best []string
+		var run strings.Builder
+		flush := func() {
+			if run.Len() > 0 && (best == nil || run.Len() > minLen(best)) {
+				best = []string{strings.ToLower(run.String())}
+			}
+			run.Reset()
+		}
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral {
+				run.WriteString(string(sub.Rune))
+				continue
+			}
+			flush()
+			if r := required(sub); r != nil && (best == nil || minLen(r) > minLen(best)) {
+				best = r
+			}
+		}
+		flush()
+		return best
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			r := required(sub)
+			if r == nil {
+				return nil
+			}
+			all = append(all, r...)
+		}
+		return all
+	}
+	return nil
+}
+
+func minLen(ns []string) int {
+	m := -1
+	for _, n := range ns {
+		if m < 0 || len(n) < m {
+			m = len(n)
+		}
+	}
+	return m
+}

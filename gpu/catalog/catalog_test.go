@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCatalogue checks every entry: it compiles, has a public source,
+// matches its own example, and its cheap pre-test (needles) does not hide
+// the example.
+func TestCatalogue(t *testing.T) {
+	c := Default()
+	if len(c.Signatures) < 150 {
+		t.Errorf("%d signatures; the catalogue must hold at least 150", len(c.Signatures))
+	}
+	for _, s := range c.Signatures {
+		if !strings.HasPrefix(s.Source, "https://") {
+			t.Errorf("%s: source %q is not a public URL", s.ID, s.Source)
+		}
+		if s.Example == "" {
+			t.Errorf("%s: no example", s.ID)
+			continue
+		}
+		hits := c.Match(s.Example)
+		found := false
+		for _, h := range hits {
+			found = found || h.ID == s.ID
+		}
+		if !found {
+			t.Errorf("%s: does not match its example %q", s.ID, s.Example)
+		}
+	}
+}
+
+// TestQuietOnHealthyReports: the reports of a working CUDA 13 machine
+// (nvidia-smi, nvidia-smi -q, collect_env, nvcc and pip list) hold no
+// error text.
+func TestQuietOnHealthyReports(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "healthy", "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no healthy reports in ../testdata/healthy")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range Default().Match(string(b)) {
+			t.Errorf("%s: %s fires on %q", filepath.Base(f), h.ID, h.Line)
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	bad := map[string]string{
+		"no id":        "- cause: other\n  strength: weak\n  title: x\n  patterns: ['x']\n",
+		"bad cause":    "- id: a\n  cause: gremlins\n  strength: weak\n  title: x\n  patterns: ['x']\n",
+		"bad strength": "- id: a\n  cause: other\n  strength: huge\n  title: x\n  patterns: ['x']\n",
+		"bad regexp":   "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(x']\n",
+		"bad group":    "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(?P<foo>x)']\n",
+		"twice":        "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['x']\n- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['y']\n",
+	}
+	for name, y := range bad {
+		if _, err := Parse([]byte(y)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestNeedles(t *testing.T) {
+	tests := map[string][]string{
+		`The NVIDIA driver on your system is too old \(found version (?P<driver_cuda_int>\d+)\)`: {"the nvidia driver on your system is too old (found version "},
+		`CUDA out of memory|OutOfMemoryError`: {"cuda out of memory", "outofmemoryerror"},
+		`sm_\d+`:                             nil, // "sm_" is too short to be worth it
+		`(a|bcde)fgh`:                        nil,
+		`x+libcudnn\S*\.so`:                  {"libcudnn"},
+	}
+	for p, want := range tests {
+		got := needles(p)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("needles(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestMatchValues(t *testing.T) {
+	hits := Default().Match("RuntimeError: The NVIDIA driver on your system is too old (found version 10010). Please update your GPU driver")
+	for _, h := range hits {
+		if h.Values["driver_cuda_int"] == "10010" && h.Strength == Strong {
+			return
+		}
+	}
+	t.Fatalf("no strong hit with driver_cuda_int=10010: %+v", hits)
+}
+
+func BenchmarkMatch100KB(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 100_000 {
+		sb.WriteString("2026-11-23 09:16:03.123 I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized\n")
+		sb.WriteString("  File \"/home/user/venv/lib/python3.10/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl\n")
+	}
+	text := sb.String()
+	c := Default()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c.Match(text)
+	}
+}

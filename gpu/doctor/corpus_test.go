@@ -1,0 +1,66 @@
+package doctor
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/internal/corpus"
+	"gpuwizard/gpu/paste"
+)
+
+var showMisses = flag.Bool("misses", false, "log every corpus report whose first finding names another cause")
+
+// score runs the doctor on every report of a corpus part and returns the
+// share whose first finding names the settled cause, with a table per
+// cause and the misses.
+func score(t *testing.T, part string) (float64, string, []string) {
+	t.Helper()
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matrix := mustMatrix(t)
+	type tally struct{ right, total int }
+	per := map[gpu.Cause]*tally{}
+	var misses []string
+	right := 0
+	for _, r := range reports {
+		rep := Diagnose(paste.Parse(r.Text, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), matrix)
+		if per[r.Cause] == nil {
+			per[r.Cause] = &tally{}
+		}
+		per[r.Cause].total++
+		got := gpu.Cause("(none)")
+		id := ""
+		if len(rep.Findings) > 0 {
+			got, id = rep.Findings[0].Cause, rep.Findings[0].ID
+		}
+		if got == r.Cause {
+			right++
+			per[r.Cause].right++
+			continue
+		}
+		misses = append(misses, fmt.Sprintf("%s: want %s, got %s (%s)", r.Name, r.Cause, got, id))
+	}
+	var rows []string
+	for c, tl := range per {
+		rows = append(rows, fmt.Sprintf("  %-24s %3d/%-3d", c, tl.right, tl.total))
+	}
+	sort.Strings(rows)
+	sort.Strings(misses)
+	return float64(right) / float64(len(reports)), strings.Join(rows, "\n"), misses
+}
+
+func TestCorpusTuning(t *testing.T) {
+	share, table, misses := score(t, "tuning")
+	t.Logf("tuning part: %.1f%% right first cause\n%s", 100*share, table)
+	if *showMisses {
+		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package doctor
+
+const raceEnabled = true

@@ -1,0 +1,314 @@
+package doctor
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+)
+
+// gpuUnusable are the causes that make a GPU unusable: what a symptom such
+// as "No CUDA GPUs are available" is a symptom of, when its signature does
+// not say.
+var gpuUnusable = []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseWSLOrContainer, gpu.CauseDriverTooOld,
+	gpu.CauseCPUOnlyBuild, gpu.CauseArchUnsupported, gpu.CauseConflictingInstalls, gpu.CauseDeviceSelection, gpu.CauseTFGPULibs}
+
+// quoteKinds says which report lines prove a finding of each cause.
+var quoteKinds = map[gpu.Cause][]string{
+	gpu.CauseCPUOnlyBuild:        {"torch", "device", "cuda_available", "jax"},
+	gpu.CauseDriverTooOld:        {"driver", "torch"},
+	gpu.CauseArchUnsupported:     {"gpu", "torch"},
+	gpu.CauseDriverMissing:       {"driver"},
+	gpu.CauseOutOfMemory:         {"gpu_memory"},
+	gpu.CauseDeviceSelection:     {"env", "cuda_available"},
+	gpu.CauseTFGPULibs:           {"tensorflow"},
+	gpu.CauseCudnnProblem:        {"cudnn"},
+	gpu.CauseConflictingInstalls: {"torch", "python"},
+	gpu.CauseWSLOrContainer:      {"os"},
+}
+
+// judgePaste weighs what only a report can tell: its error texts, each
+// evidence for a cause with the strength the catalogue gives it, and the
+// situations a report shows (a container started without GPUs, a Colab
+// runtime without one, WSL). An error text joins a finding of its own
+// cause; a symptom joins the finding of the cause that produces it; the
+// rest become findings of their own, weighted. Then come the report's lines
+// as evidence, and what to run when the report is not enough.
+func (j *judge) judgePaste() {
+	p := j.f.Paste
+	if p == nil {
+		return
+	}
+	j.reportSituations()
+	hits := append([]gpu.SignatureHit(nil), p.Signatures...)
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Strength > hits[b].Strength })
+	for _, h := range hits {
+		if j.explainedBy(h) || j.joinSameCause(h) || h.Strength <= catalog.Weak && j.explainSymptom(h) {
+			continue
+		}
+		fix := j.causeFix(h)
+		ev := []string{`report: "` + h.Line + `"`}
+		if h.Cause == gpu.CauseCudnnProblem {
+			ev = append(ev, j.cudnnMismatch(h.Line)...)
+		}
+		sev := gpu.SevError
+		if h.Cause == gpu.CauseOther && h.Strength <= catalog.Weak {
+			sev = gpu.SevWarning
+		}
+		j.addWeighted(gpu.Finding{ID: "report_" + h.ID, Cause: h.Cause, Severity: sev,
+			Title: "The report shows " + h.Title, Evidence: ev, Fix: fix}, max(h.Strength, catalog.Weak))
+	}
+	// torch says it sees no GPU, and nothing above says why.
+	if p.CUDAAvailable != nil && !*p.CUDAAvailable && !j.hasProblem() {
+		j.addWeighted(gpu.Finding{ID: "report_cuda_unavailable", Cause: gpu.CauseOther, Severity: gpu.SevError,
+			Title:    "PyTorch sees no GPU, and the report does not say why",
+			Evidence: quoteLines(p.Quotes["cuda_available"]),
+			Fix:      j.unusableFix()}, catalog.Weak)
+	}
+	if p.DeviceUsed == "cpu" && !j.hasProblem() {
+		j.addWeighted(gpu.Finding{ID: "report_trains_on_cpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevWarning,
+			Title:    "Ultralytics says it ran on the CPU",
+			Evidence: quoteLines(p.Quotes["device"]),
+			Fix: []gpu.Step{{Text: "Ultralytics uses the CPU silently when torch sees no GPU, or when device is not set. Ask for the GPU explicitly (an error then says why it cannot):", Command: "yolo train model=yolov8n.pt data=coco8.yaml device=0"},
+				{Text: "And check torch:", Command: nextTorch}}}, catalog.Weak)
+	}
+	j.runNext()
+}
+
+// hasProblem: an error or a warning has been found.
+func (j *judge) hasProblem() bool {
+	for _, f := range j.out {
+		if f.Severity == gpu.SevError || f.Severity == gpu.SevWarning {
+			return true
+		}
+	}
+	return false
+}
+
+// explainedBy adds an error text to a finding that explains its cause
+// (a container started without GPUs explains a driver that cannot be
+// reached).
+func (j *judge) explainedBy(h gpu.SignatureHit) bool {
+	for i := range j.out {
+		f := &j.out[i]
+		if slices.Contains(f.explains, h.Cause) && f.weight >= h.Strength {
+			f.Evidence = append(f.Evidence, `the report's error, which this causes: "`+h.Line+`"`)
+			return true
+		}
+	}
+	return false
+}
+
+// joinSameCause adds an error text to a finding of the same cause, which
+// it confirms; the finding's weight becomes the stronger of the two.
+func (j *judge) joinSameCause(h gpu.SignatureHit) bool {
+	for i := range j.out {
+		f := &j.out[i]
+		if f.Cause != h.Cause || f.Severity != gpu.SevError && f.Severity != gpu.SevWarning {
+			continue
+		}
+		line := `the report's error: "` + h.Line + `"`
+		if strings.HasPrefix(f.ID, "report_") {
+			line = `report: "` + h.Line + `"`
+		}
+		if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, h.Line) }) {
+			f.Evidence = append(f.Evidence, line)
+		}
+		f.weight = max(f.weight, h.Strength)
+		return true
+	}
+	return false
+}
+
+// explainSymptom adds a symptom to the strongest finding of a cause that
+// produces it; it reports whether there was one.
+func (j *judge) explainSymptom(h gpu.SignatureHit) bool {
+	causes := gpuUnusable
+	if s, ok := catalog.Default().ByID(h.ID); ok && len(s.SymptomOf) > 0 {
+		causes = nil
+		for _, c := range s.SymptomOf {
+			causes = append(causes, gpu.Cause(c))
+		}
+	}
+	best := -1
+	for i, f := range j.out {
+		if !slices.Contains(causes, f.Cause) || f.Severity != gpu.SevError && f.Severity != gpu.SevWarning || f.weight <= h.Strength {
+			continue
+		}
+		if best < 0 || f.weight > j.out[best].weight {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	f := &j.out[best]
+	f.Evidence = append(f.Evidence, `the report's error, which this causes: "`+h.Line+`"`)
+	return true
+}
+
+// reportSituations judges what a report shows of the machine around the
+// framework: a container started without GPUs, a Colab runtime without
+// one, WSL without its driver library.
+func (j *judge) reportSituations() {
+	p, f := j.f.Paste, j.f
+	failed := j.gpuFailed()
+	if p.DockerGPUs != nil && !*p.DockerGPUs && failed {
+		j.addExplaining(gpu.Finding{ID: "report_container_without_gpus", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The container was started without GPUs (no --gpus), so nothing inside it can use one",
+			Evidence: []string{`report: "` + p.DockerRun + `"`},
+			Fix: []gpu.Step{{Text: "Start it with the GPUs (the NVIDIA Container Toolkit on the host provides them):", Command: "docker run --gpus all ..."},
+				{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+	}
+	if f.Host.Container == "colab" && failed && j.noDriverSeen() {
+		j.addExplaining(gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The notebook runs on a Colab runtime without a GPU",
+			Evidence: quoteLines(p.Quotes["os"]),
+			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+	}
+}
+
+// gpuFailed: the report shows that CUDA or the driver could not be used.
+func (j *judge) gpuFailed() bool {
+	p := j.f.Paste
+	if p.CUDAAvailable != nil && !*p.CUDAAvailable {
+		return true
+	}
+	for _, h := range p.Signatures {
+		if slices.Contains([]gpu.Cause{gpu.CauseDriverMissing, gpu.CauseWSLOrContainer, gpu.CauseDeviceSelection, gpu.CauseDriverTooOld, gpu.CauseCPUOnlyBuild}, h.Cause) {
+			return true
+		}
+	}
+	return slices.Contains(p.Devices, "cpu") && !slices.Contains(p.Devices, "gpu")
+}
+
+// noDriverSeen: the report shows no working driver (no nvidia-smi table).
+func (j *judge) noDriverSeen() bool {
+	return j.f.NVML.Status != gpu.NVMLOK
+}
+
+func quoteLines(qs []string) []string {
+	var out []string
+	for _, q := range qs {
+		out = append(out, `report: "`+q+`"`)
+	}
+	return out
+}
+
+// quoteEvidence adds the report's own lines to each finding they prove.
+func (j *judge) quoteEvidence() {
+	p := j.f.Paste
+	if p == nil {
+		return
+	}
+	for i := range j.out {
+		f := &j.out[i]
+		if f.Severity == gpu.SevOK || f.Severity == gpu.SevInfo {
+			continue
+		}
+		for _, kind := range quoteKinds[f.Cause] {
+			for _, q := range p.Quotes[kind] {
+				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, q) }) {
+					f.Evidence = append(f.Evidence, `report: "`+q+`"`)
+				}
+			}
+		}
+	}
+}
+
+// runNext says which commands would settle what the report leaves open. A
+// text that holds a known error line or a known format is never "nothing
+// recognised".
+func (j *judge) runNext() {
+	f, p := j.f, j.f.Paste
+	var steps []gpu.Step
+	var missing []string
+	_, hasTorch := j.reportTorch()
+	torchInvolved := hasTorch || p.CUDAAvailable != nil || j.hasProblem()
+	if torchInvolved && !j.torchKnown() {
+		missing = append(missing, "which PyTorch build runs")
+		steps = append(steps, gpu.Step{Text: "Which PyTorch build runs, and what it sees:", Command: nextTorch})
+	}
+	switch {
+	case j.driverVersion() == "" && j.driverCUDA() == "":
+		missing = append(missing, "the driver")
+		steps = append(steps, gpu.Step{Text: "The driver and the CUDA version it supports, and the GPUs:", Command: nextSMI})
+	case len(f.NVML.GPUs) == 0:
+		missing = append(missing, "the GPU model")
+		steps = append(steps, gpu.Step{Text: "The GPUs:", Command: "nvidia-smi -L"})
+	}
+	recognised := len(p.Formats) > 0 || len(f.Pythons) > 0 || len(f.NVML.GPUs) > 0 || len(p.Signatures) > 0
+	if !recognised {
+		j.addWeighted(gpu.Finding{ID: "report_nothing_recognised", Cause: gpu.CauseOther, Severity: gpu.SevWarning,
+			Title:    "The text holds no report this doctor knows (collect_env, nvidia-smi, nvcc, Ultralytics, TensorFlow, a traceback)",
+			Evidence: []string{fmt.Sprintf("%d lines read", p.Lines)},
+			Fix:      append(steps, gpu.Step{Text: "Or, best, run the full check on that machine and paste its output:", Command: nextFull})}, catalog.Weak)
+		return
+	}
+	if len(missing) == 0 {
+		return
+	}
+	j.addWeighted(gpu.Finding{ID: "report_run_next", Cause: gpu.CauseOther, Severity: gpu.SevInfo,
+		Title:    "The report does not show " + strings.Join(missing, " or ") + "; to be sure, run these on that machine",
+		Evidence: []string{"recognised in the report: " + recognisedParts(p)},
+		Fix:      append(steps, gpu.Step{Text: "Or run the full check there:", Command: nextFull})}, catalog.Weak)
+}
+
+func (j *judge) reportTorch() (gpu.Package, bool) {
+	for _, e := range j.f.Pythons {
+		if pk, ok := e.Package("torch"); ok {
+			return pk, true
+		}
+	}
+	return gpu.Package{}, false
+}
+
+// torchKnown: the report shows torch's version and whether it is a CUDA build.
+func (j *judge) torchKnown() bool {
+	pk, ok := j.reportTorch()
+	return ok && pk.Version != "(version not shown)" && (pk.CPUOnly || pk.CUDA != "" || pk.ROCm != "")
+}
+
+func recognisedParts(p *gpu.PasteFacts) string {
+	parts := append([]string{}, p.Formats...)
+	if len(p.Signatures) > 0 {
+		parts = append(parts, "error messages")
+	}
+	if len(parts) == 0 {
+		return "nothing but prose"
+	}
+	return strings.Join(parts, ", ")
+}
+
+var cudnnWantRE = regexp.MustCompile(`libcudnn[a-z_]*\.so\.(\d+)`)
+
+// cudnnMismatch compares the cuDNN a failing program wants with the ones
+// the report lists.
+func (j *judge) cudnnMismatch(line string) []string {
+	m := cudnnWantRE.FindStringSubmatch(line)
+	if m == nil {
+		return nil
+	}
+	var have []string
+	majors := map[string]bool{}
+	for _, l := range j.f.CUDA.Libraries {
+		if l.Name == "libcudnn" {
+			major := strconv.Itoa(gpu.MustVersion(l.Version).Major())
+			if !majors[major] {
+				majors[major] = true
+				have = append(have, l.Soname)
+			}
+		}
+	}
+	if len(have) == 0 || majors[m[1]] {
+		return nil
+	}
+	return []string{fmt.Sprintf("the program wants cuDNN %s, but the report's library list has only %s: install cuDNN %s beside it (or a build of the program for the cuDNN you have)", m[1], strings.Join(have, ", "), m[1])}
+}

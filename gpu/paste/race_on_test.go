@@ -1,0 +1,5 @@
+//go:build race
+
+package paste
+
+const raceEnabled = true

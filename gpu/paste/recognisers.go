@@ -1,0 +1,643 @@
+package paste
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gpuwizard/gpu"
+)
+
+// recogniser reads one kind of line of one report format.
+type recogniser struct {
+	format string         // the format the line belongs to ("collect_env", "nvidia-smi", ...); "" adds none
+	hint   string         // a lower-case part every such line contains: a cheap test first ("" none)
+	re     *regexp.Regexp // the line
+	apply  func(pp *parser, m []string, s string)
+	last   bool // a line this recogniser reads holds nothing else
+}
+
+// recognisers is the table of line formats, tried in order on every
+// cleaned line. It is never modified.
+var recognisers = []recogniser{
+	// A REPL query: its value is on the next line (replAnswer).
+	{re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) { pp.query = m[1] }},
+	// --- python -m torch.utils.collect_env ---------------------------------
+	{format: "collect_env", hint: "pytorch version:", re: regexp.MustCompile(`^PyTorch version:\s*(\S+)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.torch(m[1], s) }},
+	{format: "collect_env", hint: "cuda used to build pytorch:", re: regexp.MustCompile(`^CUDA used to build PyTorch:\s*(.+)$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			v := strings.TrimSpace(m[1])
+			pk := pp.setPackage("torch", "", "")
+			if _, ok := gpu.ParseVersion(v); ok {
+				pk.CUDA, pk.CPUOnly = gpu.MajorMinor(v), false
+			} else if v == "None" || v == "Could not collect" {
+				pk.CPUOnly = pk.ROCm == ""
+			}
+			pk.BuildNote = `report: "` + s + `"`
+			pp.quote("torch", s)
+		}},
+	{format: "collect_env", hint: "rocm used to build pytorch:", re: regexp.MustCompile(`^ROCM used to build PyTorch:\s*(.+)$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			if v := strings.TrimSpace(m[1]); validVersion(v) {
+				pk := pp.setPackage("torch", "", "")
+				pk.ROCm, pk.CPUOnly = v, false
+			}
+		}},
+	{hint: "os:", re: regexp.MustCompile(`^OS:\s*(.+)$`), last: true, apply: (*parser).osLine},
+	{hint: "python version:", re: regexp.MustCompile(`^Python version:\s*(\d+\.\d+)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.env.Version = m[1] }},
+	{hint: "python platform:", re: regexp.MustCompile(`^Python platform:\s*(.+)$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			if strings.Contains(strings.ToLower(m[1]), "windows") {
+				pp.f.Host.OS = "windows"
+			}
+			pp.quote("os", s)
+		}},
+	{hint: "is cuda available:", re: regexp.MustCompile(`^Is CUDA available:\s*(True|False|Yes|No)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.cudaAvailable(m[1] == "True" || m[1] == "Yes", s) }},
+	{hint: "cuda runtime version:", re: regexp.MustCompile(`^CUDA runtime version:\s*(\d+\.\d+(?:\.\d+)?)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.toolkit(m[1], s) }},
+	{hint: "gpu models and configuration:", re: regexp.MustCompile(`^GPU models and configuration:\s*(.*)$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			rest := strings.TrimSpace(m[1])
+			if g := ceGPULineRE.FindStringSubmatch(rest); g != nil {
+				pp.gpu(g[2], "", s)
+			} else if rest == "" {
+				pp.section = "ce_gpus"
+			} else if !strings.Contains(rest, "Could not collect") && !strings.Contains(rest, "No CUDA") {
+				pp.gpu(rest, "", s)
+			}
+		}},
+	{hint: "nvidia driver version:", re: regexp.MustCompile(`^Nvidia driver version:\s*(\d+\.\d+(?:\.\d+)?)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.f.NVML.DriverVersion = m[1]; pp.quote("driver", s) }},
+	{hint: "cudnn version:", re: regexp.MustCompile(`^cuDNN version:\s*(.*)$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			v := strings.TrimSpace(m[1])
+			switch {
+			case strings.HasPrefix(v, "Probably one of"):
+				pp.section = "ce_cudnn"
+			case validVersion(v):
+				pp.library(gpu.Library{Name: "libcudnn", Soname: "cuDNN " + v, Version: v, Origin: "report (collect_env)"})
+				pp.quote("cudnn", s)
+			default:
+				pp.cudnnFile(v, s)
+			}
+		}},
+
+	// --- nvidia-smi ------------------------------------------------------
+	{format: "nvidia-smi", hint: "driver version:", re: regexp.MustCompile(`NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.NVML.Status, pp.f.NVML.DriverVersion = gpu.NVMLOK, m[2]
+			if validVersion(m[3]) {
+				pp.f.NVML.CUDADriverVersion = m[3]
+			}
+			pp.quote("driver", s)
+		}},
+	{format: "nvidia-smi", hint: "|", re: regexp.MustCompile(`^\|\s+(\d+)\s+(.+?)\s+(On|Off|WDDM|TCC)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			g := pp.gpu(m[2], "", s)
+			g.PCIBusID = m[4]
+			pp.lastGPU = g.Index
+		}},
+	{hint: "mib", re: regexp.MustCompile(`^\|.*?(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(\d+)%`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			if pp.lastGPU < 0 {
+				return
+			}
+			g := &pp.f.NVML.GPUs[pp.lastGPU]
+			used, _ := strconv.ParseUint(m[1], 10, 64)
+			total, _ := strconv.ParseUint(m[2], 10, 64)
+			util, _ := strconv.Atoi(m[3])
+			if total >= used {
+				g.MemoryUsedMiB, g.MemoryTotalMiB, g.MemoryFreeMiB = used, total, total-used
+			}
+			g.UtilizationPct = &util
+			pp.quote("gpu_memory", s)
+			pp.lastGPU = -1
+		}},
+	{hint: "mib", re: regexp.MustCompile(`^\|\s+(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C|G|C\+G|M)\s+(.+?)\s+(\d+)MiB\s*\|`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			idx, _ := strconv.Atoi(m[1])
+			pid, _ := strconv.ParseUint(m[2], 10, 32)
+			mib, _ := strconv.ParseUint(m[5], 10, 64)
+			for i := range pp.f.NVML.GPUs {
+				if pp.f.NVML.GPUs[i].Index == idx && m[3] != "G" {
+					pp.f.NVML.GPUs[i].Processes = append(pp.f.NVML.GPUs[i].Processes, gpu.Process{PID: uint32(pid), Name: m[4], UsedMiB: mib})
+					pp.quote("gpu_memory", s)
+				}
+			}
+		}},
+	{format: "nvidia-smi", hint: "uuid", re: regexp.MustCompile(`^GPU (\d+):\s*(.+?)\s*\(UUID:\s*(GPU-[0-9a-fA-F-]+)\)`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.gpu(m[2], "", s).UUID = m[3] }},
+
+	// --- nvidia-smi -q ---------------------------------------------------
+	{format: "nvidia-smi-q", hint: "nvsmi log", re: regexp.MustCompile(`=+NVSMI LOG=+`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.f.NVML.Status = gpu.NVMLOK }},
+	{hint: "driver version", re: regexp.MustCompile(`^Driver Version\s+:\s*(\d+\.\d+(?:\.\d+)?)\s*$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.NVML.DriverVersion = m[1]
+			pp.quote("driver", s)
+		}},
+	{hint: "cuda version", re: regexp.MustCompile(`^CUDA Version\s+:\s*(\d+\.\d+)\s*$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.NVML.CUDADriverVersion = m[1]
+			pp.quote("driver", s)
+		}},
+	{hint: "gpu ", re: regexp.MustCompile(`^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.NVML.GPUs = append(pp.f.NVML.GPUs, gpu.GPU{Index: len(pp.f.NVML.GPUs), PCIBusID: m[1]})
+			pp.lastGPU = len(pp.f.NVML.GPUs) - 1
+			pp.section = "smiq_gpu"
+		}},
+
+	// --- nvcc, CUDA toolkits ----------------------------------------------
+	{format: "nvcc", hint: "cuda compilation tools", re: regexp.MustCompile(`Cuda compilation tools, release (\d+\.\d+)(?:, V(\S+))?`), last: true,
+		apply: func(pp *parser, m []string, s string) {
+			v := m[1]
+			if m[2] != "" {
+				v = strings.TrimRight(m[2], ".")
+			}
+			pp.toolkit(v, s)
+		}},
+
+	// --- Ultralytics / YOLOv5 banners and checks --------------------------
+	{format: "ultralytics", hint: "python-", re: regexp.MustCompile(`Python-(\d+\.\d+(?:\.\d+)?)\s+torch-(\S+)(?:\s+(CUDA:(\d+)\s*\(([^,()]+(?:\([^)]*\))?[^,()]*),\s*(\d+)\s*MiB\)|CPU|MPS))?`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.env.Version = gpu.MajorMinor(m[1])
+			pp.torch(m[2], s)
+			switch {
+			case m[4] != "":
+				mib, _ := strconv.ParseUint(m[6], 10, 64)
+				g := pp.gpu(m[5], "", s)
+				if g.MemoryTotalMiB == 0 {
+					g.MemoryTotalMiB = mib
+				}
+				pp.p.DeviceUsed = "cuda:" + m[4]
+			case m[3] != "":
+				pp.p.DeviceUsed = strings.ToLower(m[3])
+			}
+			pp.quote("device", s)
+		}},
+	{hint: "torch.cuda.is_available()", re: regexp.MustCompile(`torch\.cuda\.is_available\(\)\s*[:=]?\s*(True|False)\b`),
+		apply: func(pp *parser, m []string, s string) { pp.cudaAvailable(m[1] == "True", s) }},
+	{hint: "device_count", re: regexp.MustCompile(`torch\.cuda\.device_count\(\)\s*[:=]?\s*(\d+)`),
+		apply: func(pp *parser, m []string, s string) { pp.quote("cuda_available", s) }},
+	{hint: "cuda_visible_devices", re: regexp.MustCompile(`(?:os\.environ\[['"]CUDA_VISIBLE_DEVICES['"]\]\s*[:=]\s*['"]?|(?:^|\s|export\s+|set\s+)CUDA_VISIBLE_DEVICES=\s*['"]?)([-\w,]*)`),
+		apply: func(pp *parser, m []string, s string) {
+			v := strings.TrimSpace(m[1])
+			if v != "None" && v != "" || strings.Contains(s, "CUDA_VISIBLE_DEVICES=") && !strings.Contains(s, "$") {
+				pp.f.Env = append(pp.f.Env, gpu.EnvVar{Name: "CUDA_VISIBLE_DEVICES", Value: v, Set: true})
+			}
+			pp.quote("env", s)
+		}},
+
+	// --- TensorFlow logs ------------------------------------------------------
+	{format: "tensorflow", hint: "compute capability", re: regexp.MustCompile(`name:\s*(.+?),\s*pci bus id:\s*([0-9a-fA-F:.]+),\s*compute capability:\s*(\d+\.\d+)`),
+		apply: func(pp *parser, m []string, s string) {
+			g := pp.gpu(m[1], m[3], s)
+			g.PCIBusID = m[2]
+			pp.p.Devices = appendUnique(pp.p.Devices, "gpu")
+		}},
+	{format: "tensorflow", hint: "computecapability", re: regexp.MustCompile(`name:\s*(.+?)\s+computeCapability:\s*(\d+\.\d+)`),
+		apply: func(pp *parser, m []string, s string) { pp.gpu(m[1], m[2], s) }},
+	{format: "tensorflow", hint: "major:", re: regexp.MustCompile(`name:\s*(.+?)\s+major:\s*(\d+)\s+minor:\s*(\d+)`),
+		apply: func(pp *parser, m []string, s string) { pp.gpu(m[1], m[2]+"."+m[3], s) }},
+	{format: "tensorflow", hint: "tensorflow/", re: regexp.MustCompile(`tensorflow/|dso_loader\.cc`),
+		apply: func(pp *parser, m []string, s string) {}},
+
+	// --- JAX -------------------------------------------------------------
+	{format: "jax", hint: "device(id=", re: regexp.MustCompile(`\[(CpuDevice|TFRT_CPU_0|GpuDevice|CudaDevice|cuda|gpu)\(id=`),
+		apply: func(pp *parser, m []string, s string) {
+			if strings.Contains(strings.ToLower(m[1]), "cpu") {
+				pp.p.Devices = appendUnique(pp.p.Devices, "cpu")
+			} else {
+				pp.p.Devices = appendUnique(pp.p.Devices, "gpu")
+			}
+			pp.quote("jax", s)
+		}},
+
+	// --- kernel log (dmesg) ------------------------------------------------
+	{format: "dmesg", hint: "nvrm", re: regexp.MustCompile(`NVRM version:.*Kernel Module\s+(\d+\.\d+(?:\.\d+)?)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.Driver.ModuleVersion, pp.f.Driver.ProcVersion = m[1], s
+			pp.quote("driver", s)
+		}},
+	{format: "dmesg", hint: "nvrm: api mismatch", re: regexp.MustCompile(`NVRM: API mismatch: the client has the version (\d+\.\d+(?:\.\d+)?), but\s+(?:NVRM: )?this kernel module has the version (\d+\.\d+(?:\.\d+)?)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.Driver.ModuleVersion = m[2]
+			pp.quote("driver", s)
+		}},
+	{format: "dkms", hint: "installed", re: regexp.MustCompile(`^nvidia/(\d+\.\d+(?:\.\d+)?),\s*\S+,\s*\S+:\s*installed`),
+		apply: func(pp *parser, m []string, s string) { pp.quote("driver", s) }},
+	{hint: "nouveau", re: regexp.MustCompile(`nouveau`),
+		apply: func(pp *parser, m []string, s string) {
+			low := strings.ToLower(s)
+			if strings.Contains(low, "blacklist") || strings.Contains(low, "modeset=0") {
+				return
+			}
+			pp.f.Driver.Modules = appendUnique(pp.f.Driver.Modules, "nouveau")
+			pp.quote("driver", s)
+		}},
+
+	// --- containers and platforms ---------------------------------------------
+	{format: "docker-run", hint: "docker", re: regexp.MustCompile("(?:^|[\\s`'\"])(?:sudo\\s+)?(nvidia-docker|docker)(?:\\s+container)?\\s+run\\b(.*)$"),
+		apply: func(pp *parser, m []string, s string) {
+			gpus := m[1] == "nvidia-docker" || strings.Contains(m[2], "--gpus") || strings.Contains(m[2], "--runtime=nvidia") ||
+				strings.Contains(m[2], "--runtime nvidia") || strings.Contains(m[2], "nvidia.com/gpu")
+			if pp.p.DockerRun == "" { // the first start is the one the report is about
+				pp.p.DockerRun, pp.p.DockerGPUs = trimQuote(s), &gpus
+			}
+			if pp.f.Host.Container == "" {
+				pp.f.Host.Container = "docker"
+			}
+			pp.quote("os", s)
+		}},
+	{hint: "wsl", re: regexp.MustCompile(`microsoft-standard-WSL2|/usr/lib/wsl/|\bWSL ?2\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.f.Host.OS, pp.f.Host.WSL = "linux", 2
+			if strings.Contains(s, "/usr/lib/wsl/lib") {
+				pp.f.Host.WSLLibDir = true
+			}
+			pp.quote("os", s)
+		}},
+	{hint: "microsoft windows", re: regexp.MustCompile(`Microsoft Windows`),
+		apply: func(pp *parser, m []string, s string) { pp.f.Host.OS = "windows" }},
+	{hint: "colab", re: regexp.MustCompile(`(?i)\bcolab\b|google\.colab`), apply: (*parser).colab},
+	{hint: "/content/", re: regexp.MustCompile(`(?:^|["'\s])/content/`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.Host.Container == "" {
+				pp.f.Host.Container = "colab"
+			}
+			pp.quote("os", s)
+		}},
+
+	// --- package lists -----------------------------------------------------
+	{format: "pip", hint: "==", re: regexp.MustCompile(`^(?:\[(?:pip3?|conda)\]\s+)?([A-Za-z][A-Za-z0-9_.-]*)(?:\[[\w,-]+\])?==(\S+?),?\s*$`),
+		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
+	{hint: "", re: regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)\s+(\d+\.\d+[0-9A-Za-z.+-]*)(?:\s+(?:/\S+|[A-Za-z]:\\\S+|pypi_0\s+pypi))?\s*$`),
+		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
+	{format: "pip", hint: "successfully installed", re: regexp.MustCompile(`^Successfully installed (.+)$`),
+		apply: func(pp *parser, m []string, s string) {
+			for _, w := range strings.Fields(m[1]) {
+				if i := strings.LastIndex(w, "-"); i > 0 && i+1 < len(w) && w[i+1] >= '0' && w[i+1] <= '9' {
+					pp.pipLine(w[:i], w[i+1:], s)
+				}
+			}
+		}},
+	{format: "conda", hint: "", re: regexp.MustCompile(`^(?:\[conda\]\s+)?(pytorch|torchvision|torchaudio|pytorch-cuda|pytorch-mutex|cpuonly|cudatoolkit|cuda-toolkit|cuda-runtime|cuda-version|cudnn|tensorflow(?:-gpu|-base)?|jaxlib|onnxruntime(?:-gpu)?|paddlepaddle(?:-gpu)?)\s+(\d[0-9A-Za-z.+_-]*)\s+(\S+)(?:\s+(\S+))*\s*$`),
+		apply: func(pp *parser, m []string, s string) { pp.condaLine(m[1], m[2], m[3], s) }},
+
+	// --- versions in tracebacks, REPLs and prose ------------------------------
+	{hint: "torch", re: regexp.MustCompile(`\btorch(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev|\.post)\d+)?(?:\+[A-Za-z0-9.]+)?)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			if !strings.Contains(s, "torchvision") && !strings.Contains(s, "torchaudio") && !strings.Contains(s, "Python-") {
+				pp.torch(m[1], s)
+			}
+		}},
+	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+\.\d+)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.setPackage("tensorflow", m[1], "")
+			pp.quote("tensorflow", s)
+		}},
+	{hint: "too old", re: regexp.MustCompile(`too old \(found version (\d+)\)`),
+		apply: func(pp *parser, m []string, s string) {
+			n, _ := strconv.Atoi(m[1])
+			if c := gpu.CUDAFromInt(n); c != "" && pp.f.NVML.CUDADriverVersion == "" {
+				pp.f.NVML.CUDADriverVersion = c
+			}
+			pp.quote("driver", s)
+		}},
+	{hint: "is not compatible", re: regexp.MustCompile(`(\S.*?) with CUDA capability sm_(\d+) is not compatible`),
+		apply: func(pp *parser, m []string, s string) {
+			name := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(m[1], "UserWarning:"), "Warning:"))
+			if i := strings.LastIndex(name, ": "); i >= 0 {
+				name = name[i+2:]
+			}
+			pp.gpu(name, gpu.ArchFromSM("sm_"+m[2]), s)
+		}},
+	{hint: "cuda capabilit", re: regexp.MustCompile(`supports CUDA capabilities ((?:(?:sm|compute)_\d+a?\s*)+)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.p.ArchList = strings.Fields(m[1])
+			pp.quote("torch", s)
+		}},
+	{hint: "cuda capability", re: regexp.MustCompile(`Found GPU\d+ (.+?) which is of cuda capability (\d+)\.(\d+)`),
+		apply: func(pp *parser, m []string, s string) { pp.gpu(m[1], m[2]+"."+m[3], s) }},
+	{hint: "-packages", re: regexp.MustCompile(`File "([^"]*?)[/\\](?:site|dist)-packages[/\\](torch|tensorflow|ultralytics|jax|onnxruntime)[/\\]`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.env.Prefix == "" {
+				pp.env.Prefix = m[1]
+			}
+			if mm := pyInPathRE.FindStringSubmatch(m[1]); mm != nil && pp.env.Version == "" {
+				pp.env.Version = mm[1] + "." + mm[2]
+			}
+			pp.formats["traceback"] = true
+			pp.quote("python", s)
+		}},
+	{hint: "total capac", re: regexp.MustCompile(`\(GPU (\d+); ([\d.]+) ([GM]iB) total capacity`),
+		apply: func(pp *parser, m []string, s string) { pp.oom(m[1], m[2], m[3], s) }},
+	{hint: "total capac", re: regexp.MustCompile(`GPU (\d+) has a total capac[a-z]*ty of ([\d.]+) ([GM]iB)`),
+		apply: func(pp *parser, m []string, s string) { pp.oom(m[1], m[2], m[3], s) }},
+	{hint: "cuda", re: regexp.MustCompile(`(?i)\bcuda(?:\s+toolkit)?(?:\s+version)?\s*[:=]?\s*v?(\d{1,2}\.\d)\b`),
+		apply: func(pp *parser, m []string, s string) { pp.prose("cuda", m[1]) }},
+	{hint: "cudnn", re: regexp.MustCompile(`(?i)\bcudnn(?:\s+version)?\s*[:=]?\s*v?(\d\.\d+(?:\.\d+)?)\b`),
+		apply: func(pp *parser, m []string, s string) { pp.prose("cudnn", m[1]) }},
+	{hint: "driver", re: regexp.MustCompile(`(?i)\b(?:nvidia\s+)?driver(?:\s+version)?\s*[:=]?\s*v?(\d{3}\.\d{1,3}(?:\.\d+)?)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.prose("driver", m[1])
+			if pp.f.NVML.DriverVersion == "" {
+				pp.f.NVML.DriverVersion = m[1]
+				pp.quote("driver", s)
+			}
+		}},
+	{hint: "", re: regexp.MustCompile(`\b((?:NVIDIA |Nvidia |nvidia )?(?:GeForce |Quadro |Tesla |TITAN |Titan )?(?:RTX|GTX|GT|MX|Tesla|Quadro|TITAN|Titan|A|H|L|T|V|K|P|B)\s?\d{2,4}(?:\s?(?:Ti|SUPER|Super|M|MX|Max-Q|Laptop GPU|[0-9]+GB))*)\b`),
+		apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
+}
+
+var (
+	ceGPULineRE = regexp.MustCompile(`^GPU (\d+):\s*(.+?)(?:\s*\(UUID: ([^)]+)\))?\s*$`)
+	pyInPathRE  = regexp.MustCompile(`(?i)python(\d)\.?(\d{1,2})`)
+	replQueryRE = regexp.MustCompile(`^(?:print\()?(torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\)|tf\.__version__|jax\.devices\(\)|tf\.config\.list_physical_devices\(['"]GPU['"]\))\)?\s*$`)
+	replValueRE = regexp.MustCompile(`^'?([0-9][0-9A-Za-z.+]*|True|False|None|\[\])'?\s*$`)
+	windowsRE   = regexp.MustCompile(`\b[A-Za-z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|Anaconda\d?|ProgramFiles|tools|miniconda\d?)\\`)
+	cudnnFileRE = regexp.MustCompile(`(?:libcudnn[a-z_]*\.so\.(\d+(?:\.\d+)*)|cudnn64_(\d+)\.dll)`)
+	smiqKeyRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
+	smiqSection = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
+	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|[ahlbtvkp]\d{2,4}\b)`)
+)
+
+func validVersion(s string) bool {
+	_, ok := gpu.ParseVersion(s)
+	return ok
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// colab notes a Google Colab notebook.
+func (pp *parser) colab(m []string, s string) {
+	if pp.f.Host.Container == "" {
+		pp.f.Host.Container = "colab"
+	}
+	pp.quote("os", s)
+}
+
+// osLine reads collect_env's "OS:" line.
+func (pp *parser) osLine(m []string, s string) {
+	name := m[1]
+	pp.f.Host.DistroName = name
+	switch low := strings.ToLower(name); {
+	case strings.Contains(low, "windows"):
+		pp.f.Host.OS = "windows"
+	case strings.Contains(low, "macos") || strings.Contains(low, "mac os"):
+		pp.f.Host.OS = "darwin"
+	default:
+		if pp.f.Host.OS == "" {
+			pp.f.Host.OS = "linux"
+		}
+		for _, d := range []string{"ubuntu", "debian", "fedora", "arch", "centos", "rocky"} {
+			if strings.Contains(low, d) {
+				pp.f.Host.Distro = d
+			}
+		}
+	}
+	pp.quote("os", s)
+}
+
+func (pp *parser) cudaAvailable(v bool, s string) {
+	pp.p.CUDAAvailable = &v
+	pp.quote("cuda_available", s)
+}
+
+// cudnnFile records a cuDNN library named in a line.
+func (pp *parser) cudnnFile(s, line string) {
+	m := cudnnFileRE.FindStringSubmatch(s)
+	if m == nil {
+		return
+	}
+	v := m[1]
+	so := "libcudnn.so." + m[1]
+	if m[2] != "" {
+		v, so = m[2], "cudnn64_"+m[2]+".dll"
+	}
+	pp.library(gpu.Library{Name: "libcudnn", Soname: so, Path: strings.TrimSpace(s), Version: v, Origin: "report"})
+	pp.quote("cudnn", line)
+}
+
+// gpuInProse records a GPU model named in prose only when no tool's
+// output named one: prose is the weakest source.
+func (pp *parser) gpuInProse(name, s string) {
+	if len(pp.f.NVML.GPUs) > 0 || !knownGPURE.MatchString(name) {
+		return
+	}
+	if _, ok := pp.p.Prose["gpu"]; ok {
+		return
+	}
+	pp.prose("gpu", strings.TrimSpace(name))
+}
+
+// replAnswer reads the value a REPL printed for the last query.
+func (pp *parser) replAnswer(s string) bool {
+	q := pp.query
+	pp.query = ""
+	if q == "jax.devices()" || strings.HasPrefix(q, "tf.config") {
+		switch {
+		case strings.Contains(s, "CpuDevice") || s == "[]":
+			pp.p.Devices = appendUnique(pp.p.Devices, "cpu")
+		case strings.Contains(s, "Device(") || strings.Contains(s, "cuda(") || strings.Contains(s, "PhysicalDevice(name='/physical_device:GPU"):
+			pp.p.Devices = appendUnique(pp.p.Devices, "gpu")
+		default:
+			return false
+		}
+		pp.quote("jax", q+" → "+s)
+		return true
+	}
+	m := replValueRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	switch q {
+	case "torch.__version__":
+		pp.torch(m[1], "torch.__version__ → "+m[1])
+	case "torch.version.cuda":
+		pk := pp.setPackage("torch", "", "")
+		if m[1] == "None" {
+			pk.CPUOnly = true
+		} else {
+			pk.CUDA = m[1]
+		}
+		pk.BuildNote = "report: torch.version.cuda → " + m[1]
+		pp.quote("torch", "torch.version.cuda → "+m[1])
+	case "torch.cuda.is_available()":
+		pp.cudaAvailable(m[1] == "True", "torch.cuda.is_available() → "+m[1])
+	case "tf.__version__":
+		pp.setPackage("tensorflow", m[1], "")
+		pp.quote("tensorflow", "tf.__version__ → "+m[1])
+	}
+	return true
+}
+
+// inSection reads the lines of a multi-line block; it reports whether the
+// line belonged to it.
+func (pp *parser) inSection(s string) bool {
+	switch pp.section {
+	case "ce_gpus":
+		if m := ceGPULineRE.FindStringSubmatch(s); m != nil {
+			pp.gpu(m[2], "", s).UUID = m[3]
+			return true
+		}
+	case "ce_cudnn":
+		if cudnnFileRE.MatchString(s) {
+			pp.cudnnFile(s, s)
+			return true
+		}
+	case "smiq_gpu", "smiq_fb", "smiq_mig":
+		return pp.smiqLine(s)
+	}
+	pp.section = ""
+	return false
+}
+
+// smiqLine reads a line of a GPU section of `nvidia-smi -q`.
+func (pp *parser) smiqLine(s string) bool {
+	if pp.lastGPU < 0 || pp.lastGPU >= len(pp.f.NVML.GPUs) {
+		pp.section = ""
+		return false
+	}
+	g := &pp.f.NVML.GPUs[pp.lastGPU]
+	if m := smiqSection.FindStringSubmatch(s); m != nil {
+		switch m[1] {
+		case "FB Memory Usage":
+			pp.section = "smiq_fb"
+		case "MIG Mode":
+			pp.section = "smiq_mig"
+		default:
+			pp.section = "smiq_gpu"
+		}
+		return true
+	}
+	m := smiqKeyRE.FindStringSubmatch(s)
+	if m == nil {
+		// A line that is no "key : value" ends the GPU's section only
+		// when it starts another report.
+		if strings.HasPrefix(s, "GPU ") || strings.Contains(s, "NVSMI LOG") {
+			pp.section = ""
+			return false
+		}
+		return true
+	}
+	key, val := strings.TrimSpace(m[1]), strings.TrimSpace(m[2])
+	mib := func() uint64 {
+		n, _ := strconv.ParseUint(strings.TrimSuffix(val, " MiB"), 10, 64)
+		return n
+	}
+	switch {
+	case key == "Product Name":
+		g.Name = val
+		pp.quote("gpu", s)
+		pp.formats["nvidia-smi-q"] = true
+	case key == "GPU UUID":
+		g.UUID = val
+	case key == "Total" && pp.section == "smiq_fb":
+		g.MemoryTotalMiB = mib()
+		pp.quote("gpu_memory", s)
+	case key == "Used" && pp.section == "smiq_fb":
+		g.MemoryUsedMiB = mib()
+	case key == "Free" && pp.section == "smiq_fb":
+		g.MemoryFreeMiB = mib()
+	case key == "Current" && pp.section == "smiq_mig":
+		on := val == "Enabled"
+		g.MIGEnabled = &on
+	case key == "Driver Version":
+		pp.f.NVML.DriverVersion = val
+	}
+	return true
+}
+
+func (pp *parser) oom(gpuIndex, total, unit, line string) {
+	idx, _ := strconv.Atoi(gpuIndex)
+	t, _ := strconv.ParseFloat(total, 64)
+	mib := t
+	if unit == "GiB" {
+		mib = t * 1024
+	}
+	for i := range pp.f.NVML.GPUs {
+		if pp.f.NVML.GPUs[i].Index == idx && pp.f.NVML.GPUs[i].MemoryTotalMiB == 0 {
+			pp.f.NVML.GPUs[i].MemoryTotalMiB = uint64(mib)
+		}
+	}
+	pp.quote("gpu_memory", line)
+}
+
+// pipLine records a package of `pip list` or `pip freeze`.
+func (pp *parser) pipLine(name, version, line string) {
+	n := gpu.NormalizeName(name)
+	if !gpu.Interesting(n) {
+		return
+	}
+	pp.formats["pip"] = true
+	if n == "torch" {
+		pp.torch(version, line)
+		return
+	}
+	pk := pp.setPackage(n, version, "")
+	switch n {
+	case "torchvision", "torchaudio", "jaxlib", "paddlepaddle-gpu", "mmcv", "mmcv-full", "xformers":
+		tagBuild(pk, line)
+	case "tensorflow-cpu", "onnxruntime", "paddlepaddle", "jax":
+		if n != "jax" {
+			pk.CPUOnly = true
+		}
+	}
+	if strings.HasPrefix(n, "cupy-cuda") {
+		pk.CUDA = strings.TrimPrefix(n, "cupy-cuda")
+	}
+	pp.quote(strings.SplitN(n, "-", 2)[0], line)
+}
+
+var condaCUDARE = regexp.MustCompile(`cuda(\d+)\.?(\d)`)
+
+// condaLine records a package of `conda list`, whose build string says
+// CPU or CUDA.
+func (pp *parser) condaLine(name, version, build, line string) {
+	pp.formats["conda"] = true
+	switch name {
+	case "pytorch":
+		pk := pp.setPackage("torch", version, "")
+		switch {
+		case strings.Contains(build, "cpu"):
+			pk.CPUOnly, pk.CUDA = true, ""
+		case condaCUDARE.MatchString(build):
+			m := condaCUDARE.FindStringSubmatch(build)
+			pk.CUDA, pk.CPUOnly = m[1]+"."+m[2], false
+		}
+		pk.BuildNote = `report (conda): "` + trimQuote(line) + `"`
+		pp.quote("torch", line)
+	case "pytorch-mutex", "cpuonly":
+		if name == "cpuonly" || build == "cpu" || strings.Contains(line, " cpu ") {
+			pk := pp.setPackage("torch", "", "")
+			pk.CPUOnly, pk.CUDA, pk.BuildNote = true, "", `report (conda): "`+trimQuote(line)+`"`
+			pp.quote("torch", line)
+		}
+	case "cudatoolkit", "cuda-toolkit", "cuda-runtime", "cuda-version", "pytorch-cuda":
+		pp.quote("toolkit", line)
+		pp.prose("conda_cuda", gpu.MajorMinor(version))
+	case "cudnn":
+		pp.library(gpu.Library{Name: "libcudnn", Soname: "cudnn " + version, Version: version, Origin: "report (conda)"})
+		pp.quote("cudnn", line)
+	default:
+		pk := pp.setPackage(name, version, "")
+		if strings.Contains(build, "cpu") {
+			pk.CPUOnly = true
+		} else if m := condaCUDARE.FindStringSubmatch(build); m != nil {
+			pk.CUDA = m[1] + "." + m[2]
+		}
+		pp.quote(strings.SplitN(name, "-", 2)[0], line)
+	}
+}

@@ -1,0 +1,179 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"gpuwizard/gpu"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// probeToolkits finds CUDA toolkits: the nvcc on PATH and the usual folders.
+func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
+	var kits []gpu.Toolkit
+	seen := map[string]int{} // resolved folder → index in kits
+	add := func(dir string, onPath bool) *gpu.Toolkit {
+		real := p.realPath(dir)
+		if i, ok := seen[real]; ok {
+			kits[i].OnPath = kits[i].OnPath || onPath
+			return nil
+		}
+		seen[real] = len(kits)
+		kits = append(kits, gpu.Toolkit{Path: dir, OnPath: onPath})
+		return &kits[len(kits)-1]
+	}
+	var errs []string
+	if nvcc := p.lookPath("nvcc"); nvcc != "" {
+		dir := filepath.Dir(filepath.Dir(nvcc))
+		if t := add(dir, true); t != nil {
+			t.Version = p.toolkitFileVersion(dir)
+			if t.Version == "" {
+				out, err := p.o.Runner.Run(ctx, nvcc, "--version")
+				if err != nil {
+					t.Error = err.Error()
+					errs = append(errs, err.Error())
+				}
+				t.Version = gpu.ParseNvccVersion(string(out))
+			}
+		}
+	}
+	var dirs []string
+	for _, pat := range []string{"/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", "/usr/lib/cuda"} {
+		m, _ := filepath.Glob(p.file(pat))
+		for _, d := range m {
+			dirs = append(dirs, p.unroot(d))
+		}
+	}
+	for _, n := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if v := p.o.Environ[n]; v != "" && filepath.IsAbs(v) {
+			dirs = append(dirs, v)
+		}
+	}
+	for _, d := range dirs {
+		if !p.exists(d+"/bin/nvcc") && !p.exists(d+"/version.json") && !p.exists(d+"/version.txt") {
+			continue
+		}
+		if t := add(d, false); t != nil {
+			t.Version = p.toolkitFileVersion(d)
+		}
+	}
+	apply := func(f *gpu.Facts) { f.CUDA.Toolkits = kits }
+	if len(errs) > 0 {
+		return apply, fmt.Errorf("cuda toolkits: %s", strings.Join(errs, "; "))
+	}
+	return apply, nil
+}
+
+// toolkitFileVersion reads version.json (CUDA 11.1+) or version.txt.
+func (p *prober) toolkitFileVersion(dir string) string {
+	if b, err := p.readFile(dir + "/version.json"); err == nil {
+		var v struct {
+			CUDA struct {
+				Version string `json:"version"`
+			} `json:"cuda"`
+		}
+		if json.Unmarshal(b, &v) == nil && v.CUDA.Version != "" {
+			if _, ok := gpu.ParseVersion(v.CUDA.Version); ok {
+				return v.CUDA.Version
+			}
+		}
+	}
+	if b, err := p.readFile(dir + "/version.txt"); err == nil {
+		s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "CUDA Version"))
+		if v, ok := gpu.ParseVersion(s); ok {
+			return v.String()
+		}
+	}
+	return ""
+}
+
+// realPath resolves links on the probed machine; it returns path unchanged
+// when it cannot.
+func (p *prober) realPath(path string) string {
+	r, err := filepath.EvalSymlinks(p.file(path))
+	if err != nil {
+		return path
+	}
+	return p.unroot(r)
+}
+
+func (p *prober) unroot(path string) string {
+	if p.o.Root == "/" {
+		return path
+	}
+	rel, err := filepath.Rel(p.o.Root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return path
+	}
+	return "/" + rel
+}
+
+// probeLibraries lists CUDA libraries the loader can see: the ldconfig
+// cache, LD_LIBRARY_PATH, the toolkits' lib64, and WSL's driver folder.
+func (p *prober) probeLibraries(ctx context.Context) (func(*gpu.Facts), error) {
+	var libs []gpu.Library
+	var errs []string
+	ldconfig := p.lookPath("ldconfig")
+	for _, c := range []string{"/sbin/ldconfig", "/usr/sbin/ldconfig"} {
+		if ldconfig == "" && p.exists(c) {
+			ldconfig = c
+		}
+	}
+	if ldconfig != "" {
+		out, err := p.o.Runner.Run(ctx, ldconfig, "-p")
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		libs = append(libs, gpu.ParseLdconfig(string(out))...)
+	} else {
+		errs = append(errs, "ldconfig not found")
+	}
+	scan := func(dir, origin string) {
+		ents, err := os.ReadDir(p.file(dir))
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if n := gpu.LibName(e.Name()); n != "" {
+				libs = append(libs, gpu.Library{Name: n, Soname: e.Name(), Path: filepath.Join(dir, e.Name()), Version: gpu.SoVersion(e.Name()), Origin: origin})
+			}
+		}
+	}
+	for _, d := range filepath.SplitList(p.o.Environ["LD_LIBRARY_PATH"]) {
+		if filepath.IsAbs(d) {
+			scan(d, "LD_LIBRARY_PATH")
+		}
+	}
+	scan("/usr/lib/wsl/lib", "wsl")
+	// Resolve each soname link to the real file: its name carries the full
+	// version (libcudnn.so.8 → libcudnn.so.8.9.7).
+	for i := range libs {
+		real := p.realPath(libs[i].Path)
+		if v := gpu.SoVersion(filepath.Base(real)); len(v) > len(libs[i].Version) {
+			libs[i].Version = v
+		}
+	}
+	// cuDNN headers say the exact version even when the file names do not.
+	headers, _ := filepath.Glob(p.file("/usr/include/cudnn_version*.h"))
+	more, _ := filepath.Glob(p.file("/usr/include/*/cudnn_version*.h"))
+	more2, _ := filepath.Glob(p.file("/usr/local/cuda*/include/cudnn_version.h"))
+	headers = append(append(headers, more...), more2...)
+	for _, h := range headers {
+		b, err := os.ReadFile(h)
+		if err != nil {
+			continue
+		}
+		if v := gpu.ParseCudnnHeader(string(b)); v != "" {
+			libs = append(libs, gpu.Library{Name: "libcudnn", Soname: "cudnn_version.h", Path: p.unroot(h), Version: v, Origin: "header"})
+		}
+	}
+	sort.SliceStable(libs, func(i, j int) bool { return libs[i].Name < libs[j].Name })
+	apply := func(f *gpu.Facts) { f.CUDA.Libraries = libs }
+	if len(errs) > 0 {
+		return apply, fmt.Errorf("cuda libraries: %s", strings.Join(errs, "; "))
+	}
+	return apply, nil
+}

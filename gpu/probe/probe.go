@@ -1,0 +1,290 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"gpuwizard/gpu"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// ErrTimeout is returned (wrapped) for a source that did not answer in time.
+var ErrTimeout = errors.New("gpu: timed out")
+
+// Runner runs an external command and returns its standard output. Tests
+// pass recorded outputs; the live machine uses ExecRunner.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// ExecRunner runs commands with os/exec, killing them when ctx ends.
+type ExecRunner struct {
+	Env []string // environment of the child; nil inherits
+}
+
+// Run implements Runner.
+func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = r.Env
+	cmd.WaitDelay = 200 * time.Millisecond
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("%s: %w", name, errors.Join(ErrTimeout, ctx.Err()))
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 2000 {
+			msg = msg[len(msg)-2000:]
+		}
+		if msg != "" {
+			return out, fmt.Errorf("%s: %w: %s", name, err, msg)
+		}
+		return out, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Options say where and how to probe. The zero value probes the live machine.
+type Options struct {
+	// Root is prefixed to every file path read (a fake machine in tests). "" is "/".
+	Root string
+	// Home and Cwd are the user's home and working folder, as paths on the
+	// probed machine. Empty: taken from the environment and os.Getwd.
+	Home, Cwd string
+	// Environ is the environment to judge. Nil: os.Environ().
+	Environ map[string]string
+	// NVML is the management library. Nil: the real one (nvml.New()).
+	NVML nvml.Interface
+	// Runner runs external commands. Nil: ExecRunner.
+	Runner Runner
+	// Timeout bounds each source. Zero: 3 s.
+	Timeout time.Duration
+	// Deep runs the embedded Python check in every interpreter with torch.
+	Deep bool
+	// DeepTimeout bounds each interpreter's deep check. Zero: 90 s.
+	DeepTimeout time.Duration
+	// GOOS and GOARCH name the probed system. Empty: this program's.
+	GOOS, GOARCH string
+	// Now stamps the facts. Nil: time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) fill() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Environ == nil {
+		o.Environ = map[string]string{}
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				o.Environ[k] = v
+			}
+		}
+	}
+	if o.Home == "" {
+		o.Home = o.Environ["HOME"]
+	}
+	if o.Cwd == "" {
+		o.Cwd, _ = os.Getwd()
+	}
+	if o.Runner == nil {
+		o.Runner = ExecRunner{}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Second
+	}
+	if o.DeepTimeout <= 0 {
+		o.DeepTimeout = 90 * time.Second
+	}
+	if o.GOOS == "" {
+		o.GOOS = runtime.GOOS
+	}
+	if o.GOARCH == "" {
+		o.GOARCH = runtime.GOARCH
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// prober holds the filled options of one Probe call.
+type prober struct {
+	o Options
+}
+
+// file turns a path on the probed machine into a path to read here.
+func (p *prober) file(path string) string {
+	if p.o.Root == "/" {
+		return path
+	}
+	return filepath.Join(p.o.Root, path)
+}
+
+func (p *prober) readFile(path string) ([]byte, error) {
+	return os.ReadFile(p.file(path))
+}
+
+func (p *prober) exists(path string) bool {
+	_, err := os.Stat(p.file(path))
+	return err == nil
+}
+
+// lookPath finds name in the probed PATH and returns every hit, in order.
+func (p *prober) lookPathAll(name string) []string {
+	var hits []string
+	seen := map[string]bool{}
+	for _, dir := range filepath.SplitList(p.o.Environ["PATH"]) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		full := filepath.Join(dir, name)
+		if seen[full] {
+			continue
+		}
+		seen[full] = true
+		st, err := os.Stat(p.file(full))
+		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			hits = append(hits, full)
+		}
+	}
+	return hits
+}
+
+func (p *prober) lookPath(name string) string {
+	if h := p.lookPathAll(name); len(h) > 0 {
+		return h[0]
+	}
+	return ""
+}
+
+// source is one independent probe: it returns a function that records its
+// answer into the facts (applied by Probe's goroutine, so sources never
+// share memory), or an error saying why it could not answer.
+type source struct {
+	name string
+	run  func(ctx context.Context) (func(*gpu.Facts), error)
+}
+
+// Probe reads the live machine (or the fake one the options name). Every
+// source runs concurrently under its own timeout; one that fails, hangs or
+// panics is recorded in Facts.Sources with the reason, and the others still
+// answer. Probe itself never fails: what could not be read is unknown.
+func Probe(ctx context.Context, opts Options) *gpu.Facts {
+	opts.fill()
+	p := &prober{o: opts}
+	f := &gpu.Facts{Schema: gpu.FactsSchema, CollectedAt: opts.Now().UTC(), Origin: "live"}
+	f.Host.OS, f.Host.Arch = opts.GOOS, opts.GOARCH
+	f.Env = p.probeEnv()
+
+	sources := []source{
+		{"nvml", p.probeNVML},
+		{"pci", p.probePCI},
+		{"driver", p.probeDriver},
+		{"host", p.probeHost},
+		{"cuda_toolkits", p.probeToolkits},
+		{"cuda_libraries", p.probeLibraries},
+		{"python", p.probePythons},
+	}
+	type result struct {
+		apply func(*gpu.Facts)
+		st    gpu.SourceStatus
+	}
+	results := make([]result, len(sources))
+	var wg sync.WaitGroup
+	for i, s := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i].apply, results[i].st = runSource(ctx, s, opts.Timeout)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.apply != nil {
+			r.apply(f)
+		}
+		f.Sources = append(f.Sources, r.st)
+	}
+	// The process table needs NVML's PIDs; it is cheap and local.
+	p.nameProcesses(f)
+	if opts.Deep {
+		start := time.Now()
+		f.Deep = p.deepCheck(ctx, f)
+		f.Sources = append(f.Sources, gpu.SourceStatus{Name: "deep", OK: true, Millis: ms(time.Since(start))})
+	}
+	return f
+}
+
+// runSource runs one source with a timeout, turning panics into errors.
+func runSource(ctx context.Context, s source, timeout time.Duration) (func(*gpu.Facts), gpu.SourceStatus) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	type out struct {
+		apply func(*gpu.Facts)
+		err   error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- out{err: fmt.Errorf("%s: internal error: %v\n%s", s.name, r, firstLines(string(debug.Stack()), 8))}
+			}
+		}()
+		a, err := s.run(ctx)
+		ch <- out{a, err}
+	}()
+	st := gpu.SourceStatus{Name: s.name}
+	select {
+	case o := <-ch:
+		st.Millis = ms(time.Since(start))
+		st.OK = o.err == nil
+		if o.err != nil {
+			st.Error = o.err.Error()
+			st.TimedOut = errors.Is(o.err, ErrTimeout)
+		}
+		return o.apply, st
+	case <-ctx.Done():
+		st.Millis = ms(time.Since(start))
+		st.TimedOut = true
+		st.Error = fmt.Sprintf("%s did not answer within %s", s.name, timeout)
+		return nil, st
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// envNames are the variables that decide what CUDA sees.
+var envNames = []string{
+	"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
+	"CUDA_HOME", "CUDA_PATH", "PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "PYENV_VERSION",
+	"PYTHONPATH", "PYTHONNOUSERSITE", "LD_PRELOAD",
+}
+
+func (p *prober) probeEnv() []gpu.EnvVar {
+	out := make([]gpu.EnvVar, 0, len(envNames))
+	for _, n := range envNames {
+		v, ok := p.o.Environ[n]
+		out = append(out, gpu.EnvVar{Name: n, Value: v, Set: ok})
+	}
+	return out
+}

@@ -1,0 +1,422 @@
+package probe
+
+import (
+	"bufio"
+	"context"
+	"gpuwizard/gpu"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// candidate is an interpreter path and how it was found.
+type candidate struct {
+	path    string
+	via     string
+	command string // the command name that runs it first on PATH ("python3"), or ""
+}
+
+// probePythons finds every interpreter a user may be running and reads its
+// frameworks statically from site-packages: no Python is started.
+func (p *prober) probePythons(ctx context.Context) (func(*gpu.Facts), error) {
+	cands := p.pythonCandidates()
+	var envs []gpu.PythonEnv
+	index := map[string]int{} // prefix → position in envs
+	for _, c := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		env, ok := p.describePython(c.path)
+		if !ok {
+			continue
+		}
+		i, seen := index[env.Prefix]
+		if !seen {
+			i = len(envs)
+			index[env.Prefix] = i
+			envs = append(envs, env)
+		}
+		e := &envs[i]
+		if !gpu.Contains(e.FoundVia, c.via) {
+			e.FoundVia = append(e.FoundVia, c.via)
+		}
+		if c.command != "" && !gpu.Contains(e.Commands, c.command) {
+			e.Commands = append(e.Commands, c.command)
+		}
+	}
+	for i := range envs {
+		p.readPackages(&envs[i])
+	}
+	return func(f *gpu.Facts) { f.Pythons = envs }, nil
+}
+
+var (
+	pythonNameRE    = regexp.MustCompile(`^python3(\.[0-9]+)?$`)
+	pythonVersionRE = regexp.MustCompile(`python([0-9]+\.[0-9]+)$`)
+)
+
+// pythonCandidates lists interpreter paths in the order a user meets them:
+// the commands on PATH first, then environments on disk.
+func (p *prober) pythonCandidates() []candidate {
+	var out []candidate
+	home, cwd := p.o.Home, p.o.Cwd
+	// The commands a user types, resolved the way the shell does.
+	for _, name := range []string{"python", "python3"} {
+		for i, hit := range p.lookPathAll(name) {
+			cmd := ""
+			if i == 0 {
+				cmd = name
+			}
+			out = append(out, candidate{p.resolveShim(hit, name), "PATH (" + name + ")", cmd})
+		}
+	}
+	for _, dir := range filepath.SplitList(p.o.Environ["PATH"]) {
+		if !filepath.IsAbs(dir) || strings.Contains(dir, "/.pyenv/shims") {
+			continue
+		}
+		ents, _ := os.ReadDir(p.file(dir))
+		for _, e := range ents {
+			if pythonNameRE.MatchString(e.Name()) && e.Name() != "python3" {
+				out = append(out, candidate{filepath.Join(dir, e.Name()), "PATH (" + e.Name() + ")", ""})
+			}
+		}
+	}
+	// The interpreter behind `yolo`, from its script's first line.
+	if yolo := p.lookPath("yolo"); yolo != "" {
+		if py := p.shebangInterpreter(yolo); py != "" {
+			out = append(out, candidate{py, "yolo entry point (" + yolo + ")", "yolo"})
+		}
+	}
+	if v := p.o.Environ["VIRTUAL_ENV"]; v != "" {
+		out = append(out, candidate{v + "/bin/python", "VIRTUAL_ENV", ""})
+	}
+	if v := p.o.Environ["CONDA_PREFIX"]; v != "" {
+		out = append(out, candidate{v + "/bin/python", "CONDA_PREFIX", ""})
+	}
+	if cwd != "" {
+		for _, v := range []string{".venv", "venv"} {
+			out = append(out, candidate{filepath.Join(cwd, v, "bin/python"), "./" + v, ""})
+		}
+	}
+	var globs []string
+	if home != "" {
+		globs = append(globs,
+			home+"/.venv*/bin/python", home+"/venv*/bin/python", home+"/.virtualenvs/*/bin/python",
+			home+"/.pyenv/versions/*/bin/python", home+"/.pyenv/versions/*/envs/*/bin/python")
+		for _, c := range []string{"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"} {
+			globs = append(globs, home+"/"+c+"/bin/python", home+"/"+c+"/envs/*/bin/python")
+		}
+	}
+	for _, c := range []string{"/opt/conda", "/opt/miniconda3", "/opt/anaconda3"} {
+		globs = append(globs, c+"/bin/python", c+"/envs/*/bin/python")
+	}
+	for _, g := range globs {
+		m, _ := filepath.Glob(p.file(g))
+		for _, hit := range m {
+			out = append(out, candidate{p.unroot(hit), "on disk", ""})
+		}
+	}
+	out = append(out, candidate{"/usr/bin/python3", "system", ""})
+	return out
+}
+
+// resolveShim turns a pyenv shim into the interpreter it would run; other
+// paths come back unchanged.
+func (p *prober) resolveShim(path, name string) string {
+	if !strings.Contains(path, "/.pyenv/shims/") {
+		return path
+	}
+	root := filepath.Dir(filepath.Dir(path))
+	version := ""
+	if v := p.o.Environ["PYENV_VERSION"]; v != "" {
+		version = v
+	} else {
+		for dir := p.o.Cwd; dir != "" && version == ""; dir = filepath.Dir(dir) {
+			if b, err := p.readFile(filepath.Join(dir, ".python-version")); err == nil {
+				version = string(b)
+			}
+			if dir == "/" || dir == "." {
+				break
+			}
+		}
+		if version == "" {
+			if b, err := p.readFile(root + "/version"); err == nil {
+				version = string(b)
+			}
+		}
+	}
+	version = strings.TrimSpace(strings.SplitN(strings.SplitN(version, "\n", 2)[0], ":", 2)[0])
+	if version == "" || version == "system" {
+		for _, hit := range p.lookPathAll(name) {
+			if !strings.Contains(hit, "/.pyenv/shims/") {
+				return hit
+			}
+		}
+		return path
+	}
+	return filepath.Join(root, "versions", version, "bin", name)
+}
+
+// shebangInterpreter reads "#!/path/python" (or "#!/usr/bin/env python3").
+func (p *prober) shebangInterpreter(script string) string {
+	fh, err := os.Open(p.file(script))
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	line, _ := bufio.NewReader(fh).ReadString('\n')
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(line[2:])
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" {
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				return p.resolveShim(p.lookPath(f), f)
+			}
+		}
+		return ""
+	}
+	return fields[0]
+}
+
+// describePython finds an interpreter's prefix, kind, version and
+// site-packages folders without running it.
+func (p *prober) describePython(path string) (gpu.PythonEnv, bool) {
+	if path == "" {
+		return gpu.PythonEnv{}, false
+	}
+	st, err := os.Stat(p.file(path))
+	if err != nil || st.IsDir() {
+		return gpu.PythonEnv{}, false
+	}
+	env := gpu.PythonEnv{Interpreter: path, Kind: "other"}
+	venvRoot := filepath.Dir(filepath.Dir(path))
+	cfg, cfgErr := p.readFile(venvRoot + "/pyvenv.cfg")
+	real := p.realPath(path)
+	if cfgErr == nil {
+		env.Prefix, env.Kind = venvRoot, "venv"
+	} else {
+		env.Prefix = filepath.Dir(filepath.Dir(real))
+		switch {
+		case p.exists(env.Prefix + "/conda-meta"):
+			env.Kind = "conda"
+		case strings.Contains(env.Prefix, "/.pyenv/versions/"):
+			env.Kind = "pyenv"
+		case env.Prefix == "/usr" || env.Prefix == "/usr/local" || env.Prefix == "/":
+			env.Kind = "system"
+		}
+	}
+	if m := pythonVersionRE.FindStringSubmatch(filepath.Base(real)); m != nil {
+		env.Version = m[1]
+	}
+	kv := map[string]string{}
+	if cfgErr == nil {
+		for _, line := range strings.Split(string(cfg), "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			if ok {
+				kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+		if env.Version == "" {
+			for _, k := range []string{"version", "version_info"} {
+				if mm := gpu.MajorMinor(kv[k]); mm != "" {
+					env.Version = mm
+					break
+				}
+			}
+		}
+	}
+	if env.Version == "" {
+		m, _ := filepath.Glob(p.file(env.Prefix + "/lib/python3.*"))
+		sort.Strings(m)
+		if len(m) > 0 {
+			env.Version = strings.TrimPrefix(filepath.Base(m[len(m)-1]), "python")
+		}
+	}
+	env.SitePackages = p.siteDirs(env, kv)
+	return env, true
+}
+
+// siteDirs lists the folders Python would import packages from, in
+// sys.path order, keeping only those that exist.
+func (p *prober) siteDirs(env gpu.PythonEnv, cfg map[string]string) []string {
+	var dirs []string
+	for _, d := range filepath.SplitList(p.o.Environ["PYTHONPATH"]) {
+		if filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	v := env.Version
+	userSite := env.Kind != "venv" && p.o.Environ["PYTHONNOUSERSITE"] == ""
+	if userSite && p.o.Home != "" && v != "" {
+		dirs = append(dirs, p.o.Home+"/.local/lib/python"+v+"/site-packages")
+	}
+	prefixes := []string{env.Prefix}
+	if env.Kind == "venv" && strings.EqualFold(cfg["include-system-site-packages"], "true") && cfg["home"] != "" {
+		prefixes = append(prefixes, filepath.Dir(cfg["home"]))
+	}
+	for _, pre := range prefixes {
+		dirs = append(dirs, pre+"/lib/python"+v+"/site-packages")
+		if pre == "/usr" || pre == "/usr/local" {
+			dirs = append(dirs, "/usr/local/lib/python"+v+"/dist-packages", "/usr/lib/python3/dist-packages", "/usr/lib/python"+v+"/dist-packages")
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if st, err := os.Stat(p.file(d)); err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+var distInfoRE = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.]*?)-([0-9][^-]*?)(?:-py[0-9.]+)?(?:-[a-z0-9_]+)*\.(?:dist|egg)-info$`)
+
+// readPackages lists the frameworks and nvidia-* wheels in each site folder.
+func (p *prober) readPackages(env *gpu.PythonEnv) {
+	seen := map[string]bool{}
+	for _, dir := range env.SitePackages {
+		ents, err := os.ReadDir(p.file(dir))
+		if err != nil {
+			continue
+		}
+		found := map[string]bool{}
+		for _, e := range ents {
+			m := distInfoRE.FindStringSubmatch(e.Name())
+			if m == nil {
+				continue
+			}
+			name := gpu.NormalizeName(m[1])
+			if !gpu.Interesting(name) || found[name] {
+				continue
+			}
+			found[name] = true
+			pk := gpu.Package{Name: name, Version: m[2], Location: dir, Shadowed: seen[name]}
+			seen[name] = true
+			env.Packages = append(env.Packages, pk)
+		}
+		// A source or conda install may have the module without metadata.
+		if !found["torch"] {
+			if b, err := p.readFile(dir + "/torch/version.py"); err == nil {
+				if v := pyAssign(string(b), "__version__"); v != "" {
+					env.Packages = append(env.Packages, gpu.Package{Name: "torch", Version: v, Location: dir, Shadowed: seen["torch"]})
+					seen["torch"] = true
+				}
+			}
+		}
+	}
+	for i := range env.Packages {
+		p.buildFacts(env, &env.Packages[i])
+	}
+}
+
+var pyAssignRE = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[A-Za-z_.\[\] ]+)?=\s*(?:'([^']*)'|"([^"]*)"|(None|True|False))`)
+
+// pyAssign reads `name = 'value'` (or `name: Optional[str] = 'value'`)
+// from a Python source; None reads as "".
+func pyAssign(src, name string) string {
+	for _, m := range pyAssignRE.FindAllStringSubmatch(src, -1) {
+		if m[1] == name {
+			return m[2] + m[3]
+		}
+	}
+	return ""
+}
+
+func pyAssigned(src, name string) bool {
+	for _, m := range pyAssignRE.FindAllStringSubmatch(src, -1) {
+		if m[1] == name {
+			return true
+		}
+	}
+	return false
+}
+
+var buildInfoRE = regexp.MustCompile(`['"](cuda_version|cudnn_version|is_cuda_build|is_rocm_build)['"]\s*[:,]\s*(?:'([^']*)'|"([^"]*)"|(True|False))`)
+
+// buildFacts reads a framework's CUDA build from its files.
+func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
+	switch pk.Name {
+	case "torch", "torchvision":
+		tag := gpu.LocalTag(pk.Version)
+		src, err := p.readFile(pk.Location + "/" + pk.Name + "/version.py")
+		if err == nil && pyAssigned(string(src), "cuda") {
+			s := string(src)
+			pk.CUDA = pyAssign(s, "cuda")
+			pk.ROCm = pyAssign(s, "hip")
+			if v := pyAssign(s, "__version__"); v != "" {
+				pk.Version = v
+			}
+			pk.CPUOnly = pk.CUDA == "" && pk.ROCm == ""
+			pk.BuildNote = pk.Name + "/version.py"
+		} else {
+			switch {
+			case tag == "cpu":
+				pk.CPUOnly, pk.BuildNote = true, "version tag +cpu"
+			case gpu.VariantCUDA(tag) != "":
+				pk.CUDA, pk.BuildNote = gpu.VariantCUDA(tag), "version tag +"+tag
+			}
+		}
+		if pk.Name == "torch" && !pk.CPUOnly {
+			pk.CuDNN = p.torchCudnn(env, pk)
+		}
+	case "tensorflow", "tensorflow-gpu", "tf-nightly", "tensorflow-intel":
+		src, err := p.readFile(pk.Location + "/tensorflow/python/platform/build_info.py")
+		if err != nil {
+			return
+		}
+		info := map[string]string{}
+		for _, m := range buildInfoRE.FindAllStringSubmatch(string(src), -1) {
+			info[m[1]] = m[2] + m[3] + m[4]
+		}
+		pk.BuildNote = "tensorflow/python/platform/build_info.py"
+		pk.CUDA, pk.CuDNN = info["cuda_version"], info["cudnn_version"]
+		pk.CPUOnly = info["is_cuda_build"] == "False" || (info["is_cuda_build"] == "" && pk.CUDA == "")
+	case "tensorflow-cpu":
+		pk.CPUOnly, pk.BuildNote = true, "tensorflow-cpu package"
+	case "jaxlib":
+		tag := gpu.LocalTag(pk.Version)
+		if strings.HasPrefix(tag, "cuda") {
+			pk.CUDA = strings.TrimPrefix(strings.SplitN(tag, ".", 2)[0], "cuda")
+			pk.BuildNote = "version tag +" + tag
+		}
+		// Newer JAX puts CUDA in a plugin wheel: jax-cuda12-plugin, jax-cuda13-plugin.
+		for _, o := range env.Packages {
+			if strings.HasPrefix(o.Name, "jax-cuda") && strings.HasSuffix(o.Name, "-plugin") && !o.Shadowed {
+				pk.CUDA = strings.TrimSuffix(strings.TrimPrefix(o.Name, "jax-cuda"), "-plugin")
+				pk.BuildNote = o.Name + " " + o.Version
+			}
+		}
+		if pk.CUDA == "" {
+			pk.CPUOnly, pk.BuildNote = true, "no jax CUDA plugin wheel and no +cuda tag"
+		}
+	}
+}
+
+// torchCudnn says which cuDNN a CUDA torch will load: the nvidia-cudnn
+// wheel in the same environment, or the copy bundled in torch/lib.
+func (p *prober) torchCudnn(env *gpu.PythonEnv, pk *gpu.Package) string {
+	for _, o := range env.Packages {
+		if strings.HasPrefix(o.Name, "nvidia-cudnn-cu") && !o.Shadowed {
+			return o.Version
+		}
+	}
+	m, _ := filepath.Glob(p.file(pk.Location + "/torch/lib/libcudnn.so*"))
+	for _, f := range m {
+		if v := gpu.SoVersion(filepath.Base(f)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
