@@ -72,10 +72,10 @@ func TestParseRejects(t *testing.T) {
 func TestNeedles(t *testing.T) {
 	tests := map[string][]string{
 		`The NVIDIA driver on your system is too old \(found version (?P<driver_cuda_int>\d+)\)`: {"the nvidia driver on your system is too old (found version "},
-		`CUDA out of memory|OutOfMemoryError`: {"cuda out of memory", "outofmemoryerror"},
-		`sm_\d+`:                             nil, // "sm_" is too short to be worth it
-		`(a|bcde)fgh`:                        nil,
-		`x+libcudnn\S*\.so`:                  {"libcudnn"},
+		`CUDA out of memory|OutOfMemoryError`:                                                    {"cuda out of memory", "outofmemoryerror"},
+		`sm_\d+`:                                                                                 nil, // "sm_" is too short to be worth it
+		`(a|bcde)fgh`:                                                                            nil,
+		`x+libcudnn\S*\.so`:                                                                      {"libcudnn"},
 	}
 	for p, want := range tests {
 		got := needles(p)

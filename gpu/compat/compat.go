@@ -23,8 +23,26 @@ type Matrix struct {
 	ToolkitDrivers []ToolkitDriver   `yaml:"toolkit_drivers"`
 	Architectures  []Architecture    `yaml:"architectures"`
 	GPUs           []GPUName         `yaml:"gpus"`
+	ToolkitArchs   []ToolkitArchs    `yaml:"toolkit_archs"`
+	FrameworkMin   []FrameworkMinCC  `yaml:"framework_min_cc"`
 	Torch          []TorchRelease    `yaml:"torch"`
 	TensorFlow     []TFRelease       `yaml:"tensorflow"`
+}
+
+// ToolkitArchs is the range of compute capabilities a CUDA release (and
+// those after it, up to the next row) can build kernels for.
+type ToolkitArchs struct {
+	CUDA   string `yaml:"cuda"`
+	MinCC  string `yaml:"min_cc"`
+	MaxCC  string `yaml:"max_cc"`
+	Source string `yaml:"source"`
+}
+
+// FrameworkMinCC is the oldest GPU a framework's official binaries support.
+type FrameworkMinCC struct {
+	Framework string `yaml:"framework"`
+	CC        string `yaml:"cc"`
+	Source    string `yaml:"source"`
 }
 
 // CUDAFamily is the driver floor of one CUDA major version.
@@ -138,6 +156,16 @@ func ParseMatrix(data []byte) (*Matrix, error) {
 		}
 		g.re = re
 	}
+	for _, t := range m.ToolkitArchs {
+		src("toolkit_archs "+t.CUDA, t.Source)
+		ver("toolkit_archs "+t.CUDA, t.CUDA)
+		ver("toolkit_archs "+t.CUDA, t.MinCC)
+		ver("toolkit_archs "+t.CUDA, t.MaxCC)
+	}
+	for _, f := range m.FrameworkMin {
+		src("framework_min_cc "+f.Framework, f.Source)
+		ver("framework_min_cc "+f.Framework, f.CC)
+	}
 	for _, r := range m.Torch {
 		src("torch "+r.Version, r.Source)
 		ver("torch "+r.Version, r.Version)
@@ -162,6 +190,40 @@ func ParseMatrix(data []byte) (*Matrix, error) {
 	return &m, nil
 }
 
+// BuildRange is the range of compute capabilities a build made with CUDA
+// cuda can have kernels for (SASS), from the newest toolkit row at or
+// below it.
+func (m *Matrix) BuildRange(cuda string) (minCC, maxCC string, ok bool) {
+	v, vok := gpu.ParseVersion(cuda)
+	if !vok {
+		return "", "", false
+	}
+	var best *ToolkitArchs
+	for i := range m.ToolkitArchs {
+		t := &m.ToolkitArchs[i]
+		if tv := gpu.MustVersion(t.CUDA); tv.Compare(v) <= 0 && (best == nil || tv.Compare(gpu.MustVersion(best.CUDA)) > 0) {
+			best = t
+		}
+	}
+	if best == nil {
+		return "", "", false
+	}
+	return best.MinCC, best.MaxCC, true
+}
+
+// MinCC is the oldest compute capability framework's official binaries
+// support ("" unknown).
+func (m *Matrix) MinCC(framework string) string {
+	for _, f := range m.FrameworkMin {
+		if f.Framework == framework {
+			return f.CC
+		}
+	}
+	return ""
+}
+
+// SplitArchs splits an arch list written "5.0;6.0" (or with commas or
+// spaces).
 func SplitArchs(s string) []string {
 	var out []string
 	for _, a := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {

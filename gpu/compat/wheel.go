@@ -33,7 +33,9 @@ func (a WheelAdvice) PipCommand(python string) string { return a.pip(python, "")
 
 // ReinstallCommand replaces an installed torch that cannot work with the
 // advised wheel.
-func (a WheelAdvice) ReinstallCommand(python string) string { return a.pip(python, "--force-reinstall ") }
+func (a WheelAdvice) ReinstallCommand(python string) string {
+	return a.pip(python, "--force-reinstall ")
+}
 
 func (a WheelAdvice) pip(python, flags string) string {
 	if !a.OK {

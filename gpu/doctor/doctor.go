@@ -36,7 +36,9 @@ type judge struct {
 func (j *judge) add(fd gpu.Finding) { j.addWeighted(fd, catalog.Strong) }
 
 // addWeighted records a finding whose evidence has weight w.
-func (j *judge) addWeighted(fd gpu.Finding, w int) { j.out = append(j.out, scored{Finding: fd, weight: w}) }
+func (j *judge) addWeighted(fd gpu.Finding, w int) {
+	j.out = append(j.out, scored{Finding: fd, weight: w})
+}
 
 // addExplaining records a finding proven by facts that also explains the
 // report's error texts of other causes.

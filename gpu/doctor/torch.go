@@ -73,6 +73,9 @@ func (j *judge) judgeTorch(env gpu.PythonEnv, pk gpu.Package, inUse, gpuHW bool)
 	}
 	sass, ptx, archSrc := j.torchArchs(env, pk)
 	if archSrc == "" {
+		j.judgeBuildRange(env, pk, "torch", inUse, ev)
+		j.judgeTorchCudnn(env, pk, ev)
+		j.judgeTorchvision(env, pk)
 		return
 	}
 	for _, g := range j.visible {
@@ -95,6 +98,40 @@ func (j *judge) judgeTorch(env gpu.PythonEnv, pk gpu.Package, inUse, gpuHW bool)
 	}
 	j.judgeTorchCudnn(env, pk, ev)
 	j.judgeTorchvision(env, pk)
+}
+
+// judgeBuildRange judges a build the matrix does not list (an older
+// release, another framework) by what its CUDA can build for and the
+// oldest GPU the framework's binaries support.
+func (j *judge) judgeBuildRange(env gpu.PythonEnv, pk gpu.Package, framework string, inUse bool, ev []string) {
+	lo, hi, ok := "", "", false
+	if pk.CUDA != "" {
+		lo, hi, ok = j.m.BuildRange(pk.CUDA)
+	}
+	if fmin := j.m.MinCC(framework); fmin != "" && (lo == "" || gpu.VersionAtLeast(fmin, lo)) {
+		lo, ok = fmin, true
+	}
+	if !ok {
+		return
+	}
+	for _, g := range j.visible {
+		if g.CC == "" {
+			continue
+		}
+		var why string
+		switch {
+		case !gpu.VersionAtLeast(g.CC, lo):
+			why = fmt.Sprintf("compute capability %s is older than the oldest this build supports (%s)", g.CC, lo)
+		case hi != "" && framework == "torch" && gpu.MustVersion(g.CC).Compare(gpu.MustVersion(hi)) > 0:
+			why = fmt.Sprintf("CUDA %s cannot build kernels for compute capability %s (newest: %s); a build for a newer CUDA is needed", pk.CUDA, g.CC, hi)
+		default:
+			continue
+		}
+		j.add(gpu.Finding{ID: "arch_outside_build", Cause: gpu.CauseArchUnsupported, Severity: sevInUse(inUse),
+			Title:    fmt.Sprintf("%s %s has no kernels for GPU %d (%s, compute capability %s)", pk.Name, pk.Version, g.Index, g.Name, g.CC),
+			Evidence: append(append([]string{}, ev...), fmt.Sprintf("GPU %d: %s, compute capability %s", g.Index, g.Name, g.CC), why),
+			Fix:      j.wheelFix(env)})
+	}
 }
 
 func (j *judge) driverUpgradeSteps() []gpu.Step {

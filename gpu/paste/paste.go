@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -289,6 +290,13 @@ func (pp *parser) finish() {
 		}
 	}
 	pp.pluginBuilds()
+	pp.valuesFromHits()
+	// A GPU named only in prose stands for the machine's GPU when no tool
+	// output names one.
+	if name := p.Prose["gpu"]; name != "" && len(f.NVML.GPUs) == 0 {
+		f.NVML.GPUs = append(f.NVML.GPUs, gpu.GPU{Index: 0, Name: name})
+		pp.quote("gpu", name+" (named in the text)")
+	}
 	if len(pp.env.Packages) > 0 || pp.env.Version != "" {
 		f.Pythons = append(f.Pythons, *pp.env)
 	}
@@ -306,6 +314,37 @@ func (pp *parser) finish() {
 	}
 	sort.Strings(p.Formats)
 	f.Paste = p
+}
+
+// valuesFromHits takes the values error texts carry (the driver's CUDA in
+// "found version 10010", the GPU's sm_XX) as facts where no report format
+// gave them.
+func (pp *parser) valuesFromHits() {
+	f := pp.f
+	for _, h := range pp.p.Signatures {
+		v := h.Values
+		if n, err := strconv.Atoi(v["driver_cuda_int"]); err == nil && f.NVML.CUDADriverVersion == "" {
+			f.NVML.CUDADriverVersion = gpu.CUDAFromInt(n)
+		}
+		if d := v["driver_cuda"]; d != "" && f.NVML.CUDADriverVersion == "" && validVersion(d) {
+			f.NVML.CUDADriverVersion = gpu.MajorMinor(d)
+		}
+		if d := v["driver_version"]; d != "" && f.NVML.DriverVersion == "" && validVersion(d) {
+			f.NVML.DriverVersion = d
+		}
+		if t := v["torch_version"]; t != "" && validVersion(strings.SplitN(t, "+", 2)[0]) {
+			pp.torch(t, h.Line)
+		}
+		cc := v["cc"]
+		if sm := v["sm"]; cc == "" && sm != "" {
+			cc = gpu.ArchFromSM("sm_" + sm)
+		}
+		if name := strings.TrimSpace(v["gpu_name"]); name != "" {
+			pp.gpu(name, cc, h.Line)
+		} else if cc != "" && len(f.NVML.GPUs) == 1 && f.NVML.GPUs[0].CC == "" {
+			f.NVML.GPUs[0].CC = cc
+		}
+	}
 }
 
 // pluginBuilds fills the builds that other packages decide: jaxlib's CUDA
