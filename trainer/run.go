@@ -304,7 +304,7 @@ func (r *runner) loadResume() error {
 	}
 	ck, err := LoadCheckpoint(last)
 	if err != nil {
-		return fmt.Errorf("trainer: resume: %w", err)
+		return err // it names the file and what to use instead
 	}
 	if ck.Finished && r.opts.Extend == 0 {
 		return fmt.Errorf("%w: %s finished all %d epochs: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, ck.Config.Epochs)

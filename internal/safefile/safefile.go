@@ -58,7 +58,7 @@ func Check(path string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s: %w; gpuwizard reads only regular files: replace it with the file itself", describe(path), kind(st.Mode()), ErrNotRegular)
+		return nil, fmt.Errorf("%s is %s, %w: gpuwizard reads only regular files; replace it with the file itself", describe(path), kind(st.Mode()), ErrNotRegular)
 	}
 	return st, nil
 }
@@ -83,7 +83,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st2.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s is %s: %w; gpuwizard reads only regular files: replace it with the file itself", describe(path), kind(st2.Mode()), ErrNotRegular)
+		return nil, nil, fmt.Errorf("%s is %s, %w: gpuwizard reads only regular files; replace it with the file itself", describe(path), kind(st2.Mode()), ErrNotRegular)
 	}
 	if !os.SameFile(st, st2) {
 		f.Close()

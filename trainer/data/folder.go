@@ -248,13 +248,9 @@ func decodeFile(path string, size int, budget *pixelBudget) decoded {
 		return o
 	}
 	o.hash = h.Sum64()
-	img, c, err := decodeChecked(f, MaxImagePixels, budget)
+	c, err := decodeChecked(f, MaxImagePixels, budget, func(img image.Image) { o.px, o.grey = resizePlanar(img, size) })
 	o.w, o.h = c.Width, c.Height
-	if err != nil {
-		o.err = err
-		return o
-	}
-	o.px, o.grey = resizePlanar(img, size)
+	o.err = err
 	return o
 }
 
@@ -262,11 +258,11 @@ func decodeFile(path string, size int, budget *pixelBudget) decoded {
 func imageProblem(path string, err error) Problem {
 	switch {
 	case errors.Is(err, ErrImageTooLarge):
-		return Problem{Severity: LintWarning, File: path, Message: "image too large, skipped without decoding: " + err.Error(),
+		return Problem{Severity: LintWarning, File: path, Message: "skipped without decoding: " + err.Error(),
 			Fix: fmt.Sprintf("shrink it below %d megapixels, or delete it", MaxImagePixels/1_000_000)}
 	case errors.Is(err, safefile.ErrNotRegular):
-		return Problem{Severity: LintWarning, File: path, Message: "not an image file, skipped: " + err.Error(),
-			Fix: "replace it with the image file itself, or delete it"}
+		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
+			Fix: "put the image file itself there, or delete the entry"}
 	}
 	return Problem{Severity: LintWarning, File: path, Message: "corrupt or unreadable image, skipped: " + err.Error(),
 		Fix: "delete or replace the file"}

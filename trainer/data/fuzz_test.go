@@ -48,12 +48,12 @@ func FuzzDecodeImage(f *testing.F) {
 	budget := newPixelBudget(2 * maxPixels)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		start := time.Now()
-		img, c, err := decodeChecked(bytes.NewReader(raw), maxPixels, budget)
+		var px []uint8
+		c, err := decodeChecked(bytes.NewReader(raw), maxPixels, budget, func(img image.Image) { px, _ = resizePlanar(img, 8) })
 		if err == nil {
 			if int64(c.Width)*int64(c.Height) > maxPixels {
 				t.Fatalf("decoded %dx%d, above the budget", c.Width, c.Height)
 			}
-			px, _ := resizePlanar(img, 8)
 			if len(px) != 3*64 {
 				t.Fatalf("resized to %d bytes", len(px))
 			}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"image"
 	"io"
 	"os"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestImageBombIsSkippedUndecoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := d.Lint.Summary()
-	if !strings.Contains(sum, bomb+": image too large, skipped without decoding") || !strings.Contains(sum, "30000x30000 (900 Mpx), more than the 50 Mpx") {
+	if !strings.Contains(sum, bomb+": skipped without decoding: image too large: the png header declares") || !strings.Contains(sum, "30000x30000 (900 Mpx), more than the 50 Mpx") {
 		t.Fatalf("no warning naming the bomb:\n%s", sum)
 	}
 	if d.Train.Len()+d.Val.Len() != 8 {
@@ -80,7 +81,7 @@ func TestTIFFOffsetsDoNotAllocate(t *testing.T) {
 	raw := []byte("II*\x00\xff\xff\xff\x7f")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, _, err := decodeChecked(bytes.NewReader(raw), MaxImagePixels, nil)
+	_, err := decodeChecked(bytes.NewReader(raw), MaxImagePixels, nil, func(image.Image) {})
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		t.Fatal("a TIFF without an IFD decoded")
@@ -107,7 +108,7 @@ func TestDevicesAndPipesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := d.Lint.Summary()
-	for _, want := range []string{zero + ": not an image file, skipped: " + zero + " (a link to /dev/zero) is a character device", fifo + ": not an image file, skipped: " + fifo + " is a named pipe (FIFO)"} {
+	for _, want := range []string{zero + ": skipped: " + zero + " (a link to /dev/zero) is a character device, not a regular file", fifo + ": skipped: " + fifo + " is a named pipe (FIFO), not a regular file"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("lint lacks %q:\n%s", want, sum)
 		}
@@ -147,7 +148,7 @@ func TestDevicesAndPipesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum = lint.Summary()
-	for _, want := range []string{"train.txt: unreadable list file", "train.txt is a named pipe (FIFO)", "z.jpg: not an image file, skipped", "w.txt: unreadable label file", "w.txt (a link to /dev/zero) is a character device", "the train split (" + filepath.Join(y, "train.txt") + ") has no images"} {
+	for _, want := range []string{"train.txt: unreadable list file", "train.txt is a named pipe (FIFO)", "z.jpg: skipped: ", "w.txt: unreadable label file", "w.txt (a link to /dev/zero) is a character device", "the train split (" + filepath.Join(y, "train.txt") + ") has no images"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("YOLO lint lacks %q:\n%s", want, sum)
 		}
@@ -248,7 +249,7 @@ func TestFolderLintErrorsAndWarnings(t *testing.T) {
 	os.WriteFile(filepath.Join(bombs, "b", "1.png"), pngHeader(30000, 30000), 0o644)
 	d, err = Load(bombs, Options{})
 	if err == nil || !strings.Contains(err.Error(), "none of the training images could be read") || d == nil || d.Train == nil || d.Val == nil ||
-		!strings.Contains(d.Lint.Summary(), "image too large") {
+		!strings.Contains(d.Lint.Summary(), "skipped without decoding: image too large") {
 		t.Fatalf("only bombs: %v", err)
 	}
 

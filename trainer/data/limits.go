@@ -7,6 +7,7 @@ import (
 	"image"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	"gpuwizard/internal/safefile"
@@ -88,32 +89,48 @@ func decoderInput(src imageSource) (peekReaderAt, error) {
 	return peekReaderAt{bufio.NewReader(src), src}, nil
 }
 
+// largeImage is the size above which the loaders collect the decoded
+// image's memory before the next image may use the budget: without it, the
+// garbage of one large image and the next one are resident together.
+const largeImage = 8_000_000
+
 // decodeChecked decodes an image after checking its header against
-// maxPixels, within the budget: src is read from its start twice (header,
-// then image).
-func decodeChecked(src imageSource, maxPixels int64, budget *pixelBudget) (image.Image, image.Config, error) {
+// maxPixels, and hands it to use while it holds its share of the budget:
+// src is read from its start twice (header, then image).
+func decodeChecked(src imageSource, maxPixels int64, budget *pixelBudget, use func(image.Image)) (image.Config, error) {
 	in, err := decoderInput(src)
 	if err != nil {
-		return nil, image.Config{}, err
+		return image.Config{}, err
 	}
 	c, _, err := checkImageHeader(in, maxPixels)
 	if err != nil {
-		return nil, c, err
+		return c, err
 	}
 	if in, err = decoderInput(src); err != nil {
-		return nil, c, err
+		return c, err
 	}
 	px := int64(c.Width) * int64(c.Height)
 	budget.acquire(px)
 	defer budget.release(px)
+	if err := decodeAndUse(in, c, use); err != nil {
+		return c, err
+	}
+	if budget != nil && px > largeImage {
+		runtime.GC() // the image is garbage now: free it before the next one
+	}
+	return c, nil
+}
+
+func decodeAndUse(in io.Reader, c image.Config, use func(image.Image)) error {
 	img, _, err := image.Decode(in)
 	if err != nil {
-		return nil, c, err
+		return err
 	}
 	if b := img.Bounds(); b.Dx() > c.Width || b.Dy() > c.Height || b.Empty() {
-		return nil, c, fmt.Errorf("the image is %dx%d but its header says %dx%d", b.Dx(), b.Dy(), c.Width, c.Height)
+		return fmt.Errorf("the image is %dx%d but its header says %dx%d", b.Dx(), b.Dy(), c.Width, c.Height)
 	}
-	return img, c, nil
+	use(img)
+	return nil
 }
 
 // DecodeImageFile decodes one image file for prediction: a regular file of
@@ -128,7 +145,8 @@ func DecodeImageFile(path string) (image.Image, error) {
 	if st.Size() > MaxImageFile {
 		return nil, fmt.Errorf("%w: %s is %s, more than the %s an image file may have", ErrData, path, safefile.Size(st.Size()), safefile.Size(MaxImageFile))
 	}
-	img, _, err := decodeChecked(f, MaxImagePixels, nil)
+	var img image.Image
+	_, err = decodeChecked(f, MaxImagePixels, nil, func(i image.Image) { img = i })
 	if errors.Is(err, ErrImageTooLarge) {
 		return nil, fmt.Errorf("%w: %s: %w: shrink it below %d megapixels", ErrData, path, err, MaxImagePixels/1_000_000)
 	}
