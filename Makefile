@@ -60,6 +60,7 @@ bench: build
 	bench/doctor.sh
 	bench/train-speed.sh
 	bench/mnist-accuracy.sh
+	bench/hostile-data.sh
 
 # On a machine with an NVIDIA GPU: the CUDA backend's tests, then speed and
 # accuracy against PyTorch on the same GPU (bench/gpu.sh).
