@@ -46,9 +46,10 @@ test: deps
 race: deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
-# Fuzz every parser (doctor, paste, dataset readers) for FUZZTIME each.
+# Fuzz every parser (doctor, paste, dataset readers and image decoding,
+# checkpoints, the config file) for FUZZTIME each.
 fuzz:
-	@for p in ./gpu/ ./trainer/data/; do \
+	@for p in ./gpu/ ./trainer/data/ ./trainer/; do \
 	  for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 	    echo "== $$p $$t"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 	  done; \
@@ -59,6 +60,7 @@ bench: build
 	bench/doctor.sh
 	bench/train-speed.sh
 	bench/mnist-accuracy.sh
+	bench/hostile-data.sh
 
 # On a machine with an NVIDIA GPU: the CUDA backend's tests, then speed and
 # accuracy against PyTorch on the same GPU (bench/gpu.sh).

@@ -31,6 +31,9 @@ func Predict(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "predict:", err)
 		return ExitFailed
 	}
+	if w := p.Warning(); w != "" {
+		fmt.Fprintln(env.Stderr, "predict: warning:", w)
+	}
 	code := ExitOK
 	for _, img := range fs.Args() {
 		preds, err := p.PredictFile(img, *invert)

@@ -241,7 +241,8 @@ func Lint(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "lint:", err)
 		return ExitFailed
 	}
-	if len(lint.Errors()) > 0 {
+	if n := len(lint.Errors()); n > 0 {
+		fmt.Fprintf(env.Stderr, "lint: %d error(s): the dataset cannot be used as it is; each error above says how to fix it\n", n)
 		return ExitFailed
 	}
 	return ExitOK

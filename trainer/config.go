@@ -7,12 +7,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"gpuwizard/assets"
+	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/model"
 )
 
@@ -64,16 +64,25 @@ func decodeStrict(b []byte, c *Config) error {
 	return nil
 }
 
-// LoadConfigFile reads a YAML run configuration over base. Unknown keys and
-// wrong types are errors naming the file and line.
+// MaxConfigFile caps a --config file (a run's settings take about 1 KiB).
+const MaxConfigFile = 1 << 20
+
+// LoadConfigFile reads a YAML run configuration over base: a regular file
+// of at most MaxConfigFile bytes. Unknown keys and wrong types are errors
+// naming the file and line.
 func LoadConfigFile(path string, base Config) (Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxConfigFile, "a config file")
 	if err != nil {
 		return base, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	return ParseConfig(path, b, base)
+}
+
+// ParseConfig reads YAML settings over base; name is used in errors.
+func ParseConfig(name string, b []byte, base Config) (Config, error) {
 	c := base
 	if err := decodeStrict(b, &c); err != nil {
-		return base, fmt.Errorf("%w: %s: %s", ErrConfig, path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return base, fmt.Errorf("%w: %s: %s", ErrConfig, name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return c, nil
 }

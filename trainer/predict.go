@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"os"
 	"sort"
 
 	"golang.org/x/image/draw"
 
+	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/model"
 )
 
@@ -45,17 +45,17 @@ func LoadPredictor(path string) (*Predictor, error) {
 // Classes are the model's class names.
 func (p *Predictor) Classes() []string { return p.ck.Classes }
 
+// Warning is what to tell the user about the checkpoint ("" when nothing).
+func (p *Predictor) Warning() string { return p.ck.Warning() }
+
 // PredictFile classifies one image file; invert is "auto", "yes" or "no"
 // (grey models: make a dark-on-light image light-on-dark, as MNIST is).
+// Only regular files are read, and an image whose header declares more
+// than data.MaxImagePixels is refused before it is decoded.
 func (p *Predictor) PredictFile(path, invert string) ([]Prediction, error) {
-	fh, err := os.Open(path)
+	img, err := data.DecodeImageFile(path)
 	if err != nil {
 		return nil, err
-	}
-	defer fh.Close()
-	img, _, err := image.Decode(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not an image gpuwizard can read (jpg, png, bmp, gif, webp, tiff): %w", path, err)
 	}
 	return p.PredictImage(img, invert)
 }

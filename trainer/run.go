@@ -134,13 +134,18 @@ type runner struct {
 	reason  string
 	resumed bool
 	proof   *proofSampler
+	lock    *runLock // the run folder's, held while training
 }
 
 func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
 	r := &runner{cfg: cfg, opts: opts, em: em}
+	defer func() { r.lock.release() }()
 	if opts.Resume != "" {
 		if err := r.loadResume(); err != nil {
 			return nil, err
+		}
+		if w := r.ck.Warning(); w != "" {
+			em.send(ctx, Event{Kind: EventLog, Message: "warning: " + w})
 		}
 	}
 	if err := r.cfg.Validate(); err != nil {
@@ -238,6 +243,11 @@ func (r *runner) prepareDir() error {
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			r.dir = dir
+			lock, err := lockRunDir(dir)
+			if err != nil {
+				return err
+			}
+			r.lock = lock
 			break
 		}
 		if !os.IsExist(err) {
@@ -271,10 +281,30 @@ func (r *runner) fingerprint() []byte {
 	return append(b, '\n')
 }
 
+// loadResume locks the run folder and reads its last checkpoint.
 func (r *runner) loadResume() error {
-	ck, err := LoadCheckpoint(filepath.Join(r.opts.Resume, "last.ckpt"))
+	dir := r.opts.Resume
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: resume: %s is not a run folder: give the folder of the run to resume (runs/NAME)", ErrCheckpoint, dir)
+	}
+	lock, err := lockRunDir(dir)
 	if err != nil {
-		return fmt.Errorf("trainer: resume: %w", err)
+		return err
+	}
+	r.lock = lock
+	last := filepath.Join(dir, "last.ckpt")
+	if _, err := os.Lstat(last); errors.Is(err, os.ErrNotExist) {
+		args := filepath.Join(dir, "args.yaml")
+		if _, err := os.Stat(args); err != nil {
+			return fmt.Errorf("%w: resume: %s has no last.ckpt and no args.yaml: it is not a gpuwizard run folder", ErrCheckpoint, dir)
+		}
+		return fmt.Errorf("%w: resume: %s has no checkpoint: the run stopped before its first epoch finished, so there is nothing to resume. Start it again with: gpuwizard train --config %s (a new run folder; delete %s afterwards)",
+			ErrCheckpoint, dir, args, dir)
+	}
+	ck, err := LoadCheckpoint(last)
+	if err != nil {
+		return err // it names the file and what to use instead
 	}
 	if ck.Finished && r.opts.Extend == 0 {
 		return fmt.Errorf("%w: %s finished all %d epochs: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, ck.Config.Epochs)

@@ -1,10 +1,14 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"gpuwizard/internal/safefile"
 )
 
 const cifarRecord = 1 + 3*32*32
@@ -43,7 +47,7 @@ var cifarClasses = []string{"airplane", "automobile", "bird", "cat", "deer", "do
 
 func loadCIFAR(dir string) (*Dataset, error) {
 	classes := append([]string(nil), cifarClasses...)
-	if b, err := os.ReadFile(filepath.Join(dir, "batches.meta.txt")); err == nil {
+	if b, err := safefile.ReadFile(filepath.Join(dir, "batches.meta.txt"), 64<<10, "batches.meta.txt"); err == nil {
 		var names []string
 		for _, l := range strings.Split(string(b), "\n") {
 			if l = strings.TrimSpace(l); l != "" {
@@ -58,8 +62,8 @@ func loadCIFAR(dir string) (*Dataset, error) {
 		Credit: "CIFAR-10 (Krizhevsky, 2009)"}
 	for i := 1; i <= 5; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("data_batch_%d.bin", i))
-		raw, err := os.ReadFile(p)
-		if os.IsNotExist(err) && i > 1 {
+		raw, err := safefile.ReadFile(p, MaxCIFARBatch, "a CIFAR-10 batch")
+		if errors.Is(err, fs.ErrNotExist) && i > 1 {
 			break
 		}
 		if err != nil {
@@ -72,8 +76,13 @@ func loadCIFAR(dir string) (*Dataset, error) {
 		d.Train.Pixels = append(d.Train.Pixels, s.Pixels...)
 		d.Train.Labels = append(d.Train.Labels, s.Labels...)
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, "test_batch.bin")); err == nil {
-		s, err := ParseCIFAR(filepath.Join(dir, "test_batch.bin"), raw, 10)
+	tp := filepath.Join(dir, "test_batch.bin")
+	if _, err := os.Lstat(tp); err == nil {
+		raw, err := safefile.ReadFile(tp, MaxCIFARBatch, "a CIFAR-10 batch")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrData, err)
+		}
+		s, err := ParseCIFAR(tp, raw, 10)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,7 @@ func StratifiedSplit(train *Split, classes int, frac float64, seed int64, size i
 	sort.Ints(valIdx)
 	sort.Ints(trainIdx)
 	if len(valIdx) == 0 {
-		return nil, nil, fmt.Errorf("%w: too few images to keep any for validation: add images, or give a val folder", ErrData)
+		return nil, nil, fmt.Errorf("%w: %d training image(s), no class with two or more: too few to keep any for validation: add images, or give a val folder", ErrData, train.Len())
 	}
 	return subset(train, trainIdx, size), subset(train, valIdx, size), nil
 }

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"image"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"gpuwizard/internal/safefile"
 )
 
 // LintDetection loads, lints and summarises a detection dataset: a YOLO
@@ -33,7 +36,7 @@ func LintDetection(path string) (*Lint, error) {
 				y = filepath.Join(path, "data.yml")
 			}
 		}
-		raw, err := os.ReadFile(y)
+		raw, err := safefile.ReadFile(y, MaxYAMLFile, "a data.yaml")
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrData, err)
 		}
@@ -44,7 +47,7 @@ func LintDetection(path string) (*Lint, error) {
 		lintYOLO(cfg, lint)
 		return lint, nil
 	case "coco":
-		raw, err := os.ReadFile(path)
+		raw, err := safefile.ReadFile(path, MaxCOCOFile, "a COCO JSON file")
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrData, err)
 		}
@@ -99,6 +102,10 @@ func ParseDataYAML(file string, raw []byte) (*YOLOConfig, *Lint, error) {
 		cfg.Root = n.Value
 		if !filepath.IsAbs(cfg.Root) {
 			cfg.Root = filepath.Join(base, cfg.Root)
+		}
+		if !within(base, cfg.Root) {
+			return nil, lint, fmt.Errorf("%w: %s:%d: path: %s points outside the dataset's folder %s: gpuwizard reads only the dataset beside its data.yaml; put data.yaml in the dataset's folder and write path: . (or remove path:)",
+				ErrData, file, n.Line, n.Value, base)
 		}
 	}
 	// names: a list, or a map of index → name.
@@ -181,11 +188,30 @@ func ParseDataYAML(file string, raw []byte) (*YOLOConfig, *Lint, error) {
 					return nil, lint, fmt.Errorf("%w: %s:%d: %s folder %s does not exist", ErrData, file, n.Line, split, p)
 				}
 			}
+			if !within(cfg.Root, p) {
+				return nil, lint, fmt.Errorf("%w: %s:%d: %s: %s points outside the dataset's folder %s: write a path inside it (images/%s)", ErrData, file, n.Line, split, it, cfg.Root, split)
+			}
 			cfg.Splits[split] = append(cfg.Splits[split], p)
 		}
 	}
 	lint.Classes = cfg.Names
 	return cfg, lint, nil
+}
+
+// within says whether p is root or inside it, after resolving symlinks
+// (of the parts that exist).
+func within(root, p string) bool {
+	resolve := func(x string) string {
+		if abs, err := filepath.Abs(x); err == nil {
+			x = abs
+		}
+		if r, err := filepath.EvalSymlinks(x); err == nil {
+			return r
+		}
+		return filepath.Clean(x)
+	}
+	rel, err := filepath.Rel(resolve(root), resolve(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // labelPath maps .../images/x.jpg to .../labels/x.txt (the YOLO convention).
@@ -214,30 +240,25 @@ func lintYOLO(cfg *YOLOConfig, lint *Lint) {
 		}
 		labelled := map[string]bool{}
 		for _, img := range images {
-			raw, err := os.ReadFile(img)
+			sum, err := yoloImage(img, lint)
 			if err != nil {
-				lint.add(Problem{Severity: LintWarning, File: img, Message: "unreadable image: " + err.Error(), Fix: "check the file's permissions"})
+				lint.add(imageProblem(img, err))
 				continue
 			}
-			h := fnv.New64a()
-			h.Write(raw)
-			sum := h.Sum64()
 			if prev, ok := seen[sum]; ok && !strings.HasPrefix(prev, split+":") {
 				lint.add(Problem{Severity: LintWarning, File: img, Message: "the same image is also in " + prev, Fix: "keep each image in one split only"})
 			}
 			seen[sum] = split + ":" + img
-			c, _, err := image.DecodeConfig(bytes.NewReader(raw))
-			if err != nil {
-				lint.add(Problem{Severity: LintWarning, File: img, Message: "corrupt or unreadable image: " + err.Error(), Fix: "delete or replace the file"})
-				continue
-			}
-			lint.size(c.Width, c.Height)
 			lp := labelPath(img)
 			labelled[lp] = true
-			lraw, err := os.ReadFile(lp)
-			if err != nil {
+			lraw, err := safefile.ReadFile(lp, MaxLabelFile, "a YOLO label file")
+			if errors.Is(err, fs.ErrNotExist) {
 				lint.add(Problem{Severity: LintWarning, File: img, Message: "image without a label file " + lp,
 					Fix: "label it, or keep it knowingly as a background image (an empty .txt says so)"})
+				continue
+			}
+			if err != nil {
+				lint.add(Problem{Severity: LintError, File: lp, Message: "unreadable label file: " + err.Error(), Fix: "replace it with the image's labels, one box a line"})
 				continue
 			}
 			for _, p := range LintYOLOLabels(lp, lraw, len(cfg.Names)) {
@@ -269,6 +290,47 @@ func lintYOLO(cfg *YOLOConfig, lint *Lint) {
 			}
 		}
 	}
+	lint.imbalance(cfg.File, "train", "boxes")
+	total := 0
+	for _, split := range []string{"train", "val", "test"} {
+		total += lint.Images[split]
+	}
+	if total == 0 {
+		lint.add(Problem{Severity: LintError, File: cfg.File, Message: "the dataset has no images: train, val and test hold none (" + strings.Join(sortedKeys(ImageExts), " ") + ")",
+			Fix: "point train: and val: at the folders (or list files) that hold the images, relative to path:"})
+		return
+	}
+	for _, split := range []string{"train", "val", "test"} {
+		if len(cfg.Splits[split]) > 0 && lint.Images[split] == 0 {
+			lint.add(Problem{Severity: LintError, File: cfg.File, Message: fmt.Sprintf("the %s split (%s) has no images", split, strings.Join(cfg.Splits[split], ", ")),
+				Fix: fmt.Sprintf("put the %s images there, or point %s: at the folder that holds them", split, split)})
+		}
+	}
+}
+
+// yoloImage reads one image of a detection dataset without decoding it:
+// a regular file, hashed as it is read, whose header is checked against
+// MaxImagePixels.
+func yoloImage(path string, lint *Lint) (uint64, error) {
+	f, err := openImage(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := fnv.New64a()
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, err
+	}
+	in, err := decoderInput(f)
+	if err != nil {
+		return 0, err
+	}
+	c, _, err := checkImageHeader(in, MaxImagePixels)
+	if err != nil {
+		return 0, err
+	}
+	lint.size(c.Width, c.Height)
+	return h.Sum64(), nil
 }
 
 func listImages(src string, lint *Lint) []string {
@@ -279,7 +341,11 @@ func listImages(src string, lint *Lint) []string {
 	var out []string
 	if !st.IsDir() {
 		if strings.HasSuffix(src, ".txt") { // a list file
-			raw, _ := os.ReadFile(src)
+			raw, err := safefile.ReadFile(src, MaxListFile, "a YOLO list file")
+			if err != nil {
+				lint.add(Problem{Severity: LintError, File: src, Message: "unreadable list file: " + err.Error(), Fix: "list one image path a line in a regular file"})
+				return nil
+			}
 			for _, l := range strings.Split(string(raw), "\n") {
 				if l = strings.TrimSpace(l); l != "" {
 					if !filepath.IsAbs(l) {
@@ -486,5 +552,6 @@ func LintCOCO(file string, raw []byte, checkFiles bool) (*Lint, error) {
 			lint.add(Problem{Severity: LintWarning, File: file, Message: fmt.Sprintf("images[%d] (%s) has no annotations", i, im.FileName), Fix: "annotate it, or keep it knowingly as a background image"})
 		}
 	}
+	lint.imbalance(file, "all", "boxes")
 	return lint, nil
 }

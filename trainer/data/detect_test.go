@@ -19,7 +19,7 @@ func write(t testing.TB, path, content string) {
 func TestYOLOUltralyticsLayout(t *testing.T) {
 	root := t.TempDir()
 	ds := filepath.Join(root, "datasets", "shapes")
-	write(t, filepath.Join(root, "cfg", "data.yaml"), "path: ../datasets/shapes\ntrain: images/train\nval: images/val\nnames:\n  0: circle\n  1: square\ncolor: red\n")
+	write(t, filepath.Join(root, "data.yaml"), "path: datasets/shapes\ntrain: images/train\nval: images/val\nnames:\n  0: circle\n  1: square\ncolor: red\n")
 	for i, name := range []string{"a", "b", "c"} {
 		writePNG(t, filepath.Join(ds, "images", "train", name+".png"), i%2, i, false)
 	}
@@ -28,7 +28,7 @@ func TestYOLOUltralyticsLayout(t *testing.T) {
 	write(t, filepath.Join(ds, "labels", "train", "b.txt"), "2 0.5 0.5 0.2 0.2\n0 1.5 0.5 0.2 0.2\n0 0.5 0.5\nx 0.1 0.1 0.1 0.1\n0 0.95 0.5 0.2 0.2\n")
 	write(t, filepath.Join(ds, "labels", "train", "orphan.txt"), "0 0.5 0.5 0.1 0.1\n")
 	write(t, filepath.Join(ds, "labels", "val", "v.txt"), "1 0.5 0.5 0.4 0.4\n")
-	lint, err := LintDetection(filepath.Join(root, "cfg", "data.yaml"))
+	lint, err := LintDetection(filepath.Join(root, "data.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,22 @@
 package data
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"image"
 	_ "image/gif"  // register GIF
 	_ "image/jpeg" // register JPEG
 	_ "image/png"  // register PNG
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+
+	"gpuwizard/internal/safefile"
 
 	_ "golang.org/x/image/bmp" // register BMP
 	"golang.org/x/image/draw"
@@ -117,15 +120,14 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	if size == 0 {
 		size = 32
 	}
-	// Decode in parallel, keeping file order.
-	type decoded struct {
-		px   []uint8 // size×size×3, planar
-		grey bool
-		w, h int
-		hash uint64
-		err  error
+	if need := int64(len(files)) * 3 * int64(size) * int64(size); need > MaxDatasetBytes {
+		return nil, fmt.Errorf("%w: %s: %d images at %dx%d take %s as 8-bit pixels, more than the %s a dataset may take in memory: lower image_size or train on a subset",
+			ErrData, root, len(files), size, size, safefile.Size(need), safefile.Size(MaxDatasetBytes))
 	}
+	// Decode in parallel, keeping file order; the pixel budget bounds how
+	// much is being decoded at once.
 	out := make([]decoded, len(files))
+	budget := newPixelBudget(MaxDecodingPixels)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -133,22 +135,7 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				raw, err := os.ReadFile(files[i].path)
-				if err != nil {
-					out[i].err = err
-					continue
-				}
-				h := fnv.New64a()
-				h.Write(raw)
-				out[i].hash = h.Sum64()
-				img, _, err := image.Decode(bytes.NewReader(raw))
-				if err != nil {
-					out[i].err = err
-					continue
-				}
-				b := img.Bounds()
-				out[i].w, out[i].h = b.Dx(), b.Dy()
-				out[i].px, out[i].grey = resizePlanar(img, size)
+				out[i] = decodeFile(files[i].path, size, budget)
 			}
 		}()
 	}
@@ -174,17 +161,23 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	perClass := map[string]map[string]int{}
 	for i, f := range files {
 		o := out[i]
+		out[i].px = nil // the split keeps its own copy
 		if o.err != nil {
-			lint.add(Problem{Severity: LintWarning, File: f.path, Message: "corrupt or unreadable image, skipped: " + o.err.Error(),
-				Fix: "delete or replace the file"})
+			lint.add(imageProblem(f.path, o.err))
 			continue
 		}
 		lint.size(o.w, o.h)
-		if prev, ok := seenHash[o.hash]; ok && prev.split != f.split {
-			lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image is in %s as %s: validation scores will be too optimistic", prev.split, prev.path),
-				Fix: "keep each image in one split only"})
+		if prev, ok := seenHash[o.hash]; ok {
+			if prev.class != f.class {
+				lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image (same content) is in class %q as %s: one of the two labels is wrong", prev.class, prev.path),
+					Fix: "keep the image in the class it belongs to and delete the other copy"})
+			} else if prev.split != f.split {
+				lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image is in %s as %s: validation scores will be too optimistic", prev.split, prev.path),
+					Fix: "keep each image in one split only"})
+			}
+		} else {
+			seenHash[o.hash] = f
 		}
-		seenHash[o.hash] = f
 		s := splits[f.split]
 		if s == nil {
 			s = &Split{}
@@ -212,11 +205,67 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 		}
 	}
 	if splits["train"] == nil {
-		return nil, fmt.Errorf("%w: %s: none of the images could be read (%s)", ErrData, root, lint.Problems[0].Message)
+		why := "the train split has no images: add images in CLASS/ folders under " + nonEmpty(splitDirs["train"], root)
+		if len(lint.Problems) > 0 {
+			why = "none of the training images could be read; first: " + lint.Problems[0].String()
+		}
+		return &Dataset{Root: root, Lint: lint}, fmt.Errorf("%w: %s: %s", ErrData, root, why)
+	}
+	for _, s := range sortedKeys(splitDirs) {
+		if splits[s] == nil {
+			lint.add(Problem{Severity: LintError, File: splitDirs[s], Message: fmt.Sprintf("the %s split has no usable images", s),
+				Fix: fmt.Sprintf("add images in %s/CLASS/ folders, or remove the empty %s folder", splitDirs[s], filepath.Base(splitDirs[s]))})
+		}
 	}
 	d := &Dataset{Name: filepath.Base(root), Format: "imagefolder", Root: root, Classes: classes, Channels: channels,
 		Height: size, Width: size, Train: splits["train"], Val: splits["val"], Test: splits["test"], Lint: lint}
 	return d, nil
+}
+
+// decoded is one image of a folder dataset, resized.
+type decoded struct {
+	px   []uint8 // size×size×3, planar
+	grey bool
+	w, h int
+	hash uint64 // of the file's bytes
+	err  error
+}
+
+// decodeFile reads one image: a regular file, hashed as it is read, whose
+// header is checked against MaxImagePixels before it is decoded within the
+// budget, then resized to size×size.
+func decodeFile(path string, size int, budget *pixelBudget) decoded {
+	var o decoded
+	f, err := openImage(path)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	defer f.Close()
+	h := fnv.New64a()
+	if _, err := io.Copy(h, f); err != nil {
+		o.err = err
+		return o
+	}
+	o.hash = h.Sum64()
+	c, err := decodeChecked(f, MaxImagePixels, budget, func(img image.Image) { o.px, o.grey = resizePlanar(img, size) })
+	o.w, o.h = c.Width, c.Height
+	o.err = err
+	return o
+}
+
+// imageProblem is the lint warning for an image that was skipped.
+func imageProblem(path string, err error) Problem {
+	switch {
+	case errors.Is(err, ErrImageTooLarge):
+		return Problem{Severity: LintWarning, File: path, Message: "skipped without decoding: " + err.Error(),
+			Fix: fmt.Sprintf("shrink it below %d megapixels, or delete it", MaxImagePixels/1_000_000)}
+	case errors.Is(err, safefile.ErrNotRegular):
+		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
+			Fix: "put the image file itself there, or delete the entry"}
+	}
+	return Problem{Severity: LintWarning, File: path, Message: "corrupt or unreadable image, skipped: " + err.Error(),
+		Fix: "delete or replace the file"}
 }
 
 // resizePlanar scales an image to size×size RGB, planar (R plane, G, B),

@@ -93,6 +93,36 @@ func (l *Lint) count(split, class string) {
 	l.Counts[split][class]++
 }
 
+// MaxImbalance is the largest ratio between the biggest and the smallest
+// class (images, or boxes for detection) that passes without a warning.
+const MaxImbalance = 10
+
+// imbalance warns when the biggest class of split has more than
+// MaxImbalance times the items of the smallest non-empty one (empty classes
+// are reported on their own).
+func (l *Lint) imbalance(file, split, items string) {
+	counts := l.Counts[split]
+	big, small := "", ""
+	for _, c := range l.Classes {
+		n := counts[c]
+		if n == 0 {
+			continue
+		}
+		if big == "" || n > counts[big] {
+			big = c
+		}
+		if small == "" || n < counts[small] {
+			small = c
+		}
+	}
+	if big == "" || counts[big] <= MaxImbalance*counts[small] {
+		return
+	}
+	l.add(Problem{Severity: LintWarning, File: file, Message: fmt.Sprintf("strong class imbalance in %s: %q has %d %s, %q only %d (%.0f×, more than %d×): the model will favour %q",
+		split, big, counts[big], items, small, counts[small], float64(counts[big])/float64(counts[small]), MaxImbalance, big),
+		Fix: fmt.Sprintf("add %s to the small classes (or drop some from the big ones) until the ratio is at most %d", items, MaxImbalance)})
+}
+
 // Errors returns the problems that stop training.
 func (l *Lint) Errors() []Problem {
 	var out []Problem

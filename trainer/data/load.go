@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,7 +48,17 @@ func Load(path string, opt Options) (*Dataset, error) {
 		d, err = loadPath(path, opt)
 	}
 	if err != nil {
+		if d != nil && d.Lint != nil { // the loader's report on what it skipped, for lint
+			d.Train, d.Val, d.Test = &Split{}, &Split{}, nil
+			return d, err
+		}
 		return nil, err
+	}
+	if d.Format == "idx" || d.Format == "cifar10" {
+		if d.Lint == nil {
+			d.Lint = newLint(d.Format)
+		}
+		lintSameImages(d)
 	}
 	if d.Val == nil {
 		size := d.ImageSize()
@@ -80,10 +91,45 @@ func Load(path string, opt Options) (*Dataset, error) {
 				Fix: "add images to it, or remove the class folder"})
 		}
 	}
+	d.Lint.imbalance(d.Root, "train", "training images")
 	if errs := d.Lint.Errors(); len(errs) > 0 {
 		return d, fmt.Errorf("%w: %s: %d problem(s) stop training; first: %s", ErrData, d.Root, len(errs), errs[0])
 	}
 	return d, nil
+}
+
+// lintSameImages warns about identical images (the same pixels) with
+// different labels in a fixed-size dataset (IDX, CIFAR-10).
+func lintSameImages(d *Dataset) {
+	size := d.ImageSize()
+	type seen struct {
+		split string
+		i     int
+		label int32
+	}
+	first := map[uint64]seen{}
+	for _, sp := range []struct {
+		name string
+		s    *Split
+	}{{"train", d.Train}, {"test", d.Test}} {
+		if sp.s == nil {
+			continue
+		}
+		for i, y := range sp.s.Labels {
+			h := fnv.New64a()
+			h.Write(sp.s.Pixels[i*size : (i+1)*size])
+			sum := h.Sum64()
+			prev, ok := first[sum]
+			if !ok {
+				first[sum] = seen{sp.name, i, y}
+				continue
+			}
+			if prev.label != y && int(y) < len(d.Classes) && int(prev.label) < len(d.Classes) {
+				d.Lint.add(Problem{Severity: LintWarning, File: d.Root, Message: fmt.Sprintf("%s image %d is the same image as %s image %d but labelled %q, not %q: one of the two labels is wrong",
+					sp.name, i, prev.split, prev.i, d.Classes[y], d.Classes[prev.label]), Fix: "correct or remove one of the two"})
+			}
+		}
+	}
 }
 
 func loadBuiltin() (*Dataset, error) {
