@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"gpuwizard/gpu"
@@ -17,6 +16,7 @@ import (
 	"gpuwizard/gpu/paste"
 	"gpuwizard/gpu/probe"
 	"gpuwizard/internal/atomicfile"
+	"gpuwizard/internal/safefile"
 )
 
 const doctorUsage = `Usage: gpuwizard doctor [flags]
@@ -134,6 +134,10 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 	return ExitNotReady
 }
 
+// MaxFacts is the largest facts file --facts reads (a saved report of a
+// machine with many GPUs and Python environments is well under 1 MiB).
+const MaxFacts = 32 << 20
+
 // MaxReport is the largest report --from reads.
 const MaxReport = 8 << 20
 
@@ -146,12 +150,11 @@ func readReport(path string, stdin io.Reader) (string, error) {
 		}
 		r = stdin
 	} else {
-		fh, err := os.Open(path)
+		b, err := safefile.ReadFile(path, MaxReport, "a pasted report")
 		if err != nil {
-			return "", fmt.Errorf("reading the report: %w", err)
+			return "", fmt.Errorf("reading the report: %w (paste only the error and the version output)", err)
 		}
-		defer fh.Close()
-		r = fh
+		r = bytes.NewReader(b)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, MaxReport+1))
 	if err != nil {
@@ -168,7 +171,7 @@ func readReport(path string, stdin io.Reader) (string, error) {
 
 // LoadFacts reads facts saved with --save (or the "facts" of a --json report).
 func LoadFacts(path string) (*gpu.Facts, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxFacts, "a facts file")
 	if err != nil {
 		return nil, fmt.Errorf("reading facts: %w", err)
 	}

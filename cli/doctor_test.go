@@ -176,3 +176,29 @@ func TestFromReport(t *testing.T) {
 		}
 	}
 }
+
+func TestDoctorInputsAreBounded(t *testing.T) {
+	for _, args := range [][]string{{"--facts", "/dev/zero"}, {"--from", "/dev/zero"}} {
+		code, _, stderr := run(t, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "/dev/zero") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte("{\"schema\": 1, \"pad\": \""+strings.Repeat("x", MaxFacts)+"\"}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "--facts", big); code != ExitUsage || !strings.Contains(stderr, "more than") {
+		t.Errorf("a facts file over the cap: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Terminal escapes in a pasted report never reach the terminal.
+func TestPastedEscapesAreStripped(t *testing.T) {
+	report := "\x1b]0;owned\x07RuntimeError: \x1b[31mFound no NVIDIA driver on your system.\x1b[0m\x1b[2J\n"
+	var out, errb bytes.Buffer
+	Doctor(context.Background(), []string{"--from", "-"}, Env{Stdin: strings.NewReader(report), Stdout: &out, Stderr: &errb})
+	if strings.ContainsRune(out.String(), 0x1b) || !strings.Contains(out.String(), "Found no NVIDIA driver") {
+		t.Fatalf("output:\n%q", out.String())
+	}
+}

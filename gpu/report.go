@@ -22,7 +22,10 @@ const (
 // WriteText writes the report for a person: the verdict, then each finding
 // with its evidence and fix, aligned; colour only when color is true.
 func (r Report) WriteText(w io.Writer, color bool) error {
+	// Every text is sanitized: facts may come from a file or a paste, and
+	// nothing in them may drive the terminal.
 	c := func(code, s string) string {
+		s = Sanitize(s)
 		if !color {
 			return s
 		}
@@ -47,7 +50,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 				prefix = "Fix: "
 			}
 			if s.Text != "" {
-				b.WriteString(indent + prefix + s.Text + "\n")
+				b.WriteString(indent + prefix + Sanitize(s.Text) + "\n")
 			}
 			if s.Command != "" {
 				b.WriteString(indent + "  " + c(ansiBold, "$ "+s.Command) + "\n")
@@ -55,7 +58,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(r.Facts.Summary())
+	b.WriteString(Sanitize(r.Facts.Summary()))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -86,7 +89,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	b.WriteString("<details><summary>Facts</summary>\n\n```\n" + r.Facts.Summary() + "```\n</details>\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, Sanitize(b.String()))
 	return err
 }
 

@@ -26,7 +26,8 @@ type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs commands with os/exec, killing them when ctx ends.
+// ExecRunner runs commands with os/exec, killing them and every process
+// they started when ctx ends.
 type ExecRunner struct {
 	Env []string // environment of the child; nil inherits
 }
@@ -34,6 +35,7 @@ type ExecRunner struct {
 // Run implements Runner.
 func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	ownGroup(cmd)
 	cmd.Env = r.Env
 	cmd.WaitDelay = 200 * time.Millisecond
 	var stderr strings.Builder

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package probe
+
+import "os/exec"
+
+// ownGroup leaves cmd as it is where there are no process groups.
+func ownGroup(cmd *exec.Cmd) {}
