@@ -52,6 +52,9 @@ type PasteFacts struct {
 	// Prose holds versions the text states in words ("CUDA 11.2",
 	// "cuDNN 8.5", "driver 470"): weaker than a tool's output.
 	Prose map[string]string `json:"prose,omitempty"`
+	// Interpreters are the Pythons the report names as running
+	// (sys.executable): two of them are two environments.
+	Interpreters []string `json:"interpreters,omitempty"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

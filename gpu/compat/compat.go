@@ -69,6 +69,7 @@ type Architecture struct {
 	LastDriverCUDA   string   `yaml:"last_driver_cuda"`
 	LastTorch        string   `yaml:"last_torch"`
 	LastTorchVariant string   `yaml:"last_torch_variant"`
+	MinDriverLinux   string   `yaml:"min_driver_linux"` // the first driver branch that knows these GPUs`
 	Source           string   `yaml:"source"`
 }
 
@@ -220,6 +221,27 @@ func (m *Matrix) MinCC(framework string) string {
 		}
 	}
 	return ""
+}
+
+// MinDriver is the oldest Linux driver that supports a GPU of compute
+// capability cc ("" unknown).
+func (m *Matrix) MinDriver(cc string) string {
+	if a, ok := m.Arch(cc); ok {
+		return a.MinDriverLinux
+	}
+	return ""
+}
+
+// TFRelease returns the tested GPU build of a TensorFlow release
+// ("2.3.1" → the 2.3 row).
+func (m *Matrix) TFRelease(version string) (TFRelease, bool) {
+	mm := gpu.MajorMinor(version)
+	for _, t := range m.TensorFlow {
+		if t.Version == mm {
+			return t, true
+		}
+	}
+	return TFRelease{}, false
 }
 
 // SplitArchs splits an arch list written "5.0;6.0" (or with commas or

@@ -134,6 +134,12 @@ func (j *judge) gpuOnlyAdvice(py string) []gpu.Step {
 		if q.Windows && fam.DriverWindows != "" {
 			q.DriverVersion = fam.DriverWindows
 		}
+		// The driver must also know the GPUs (an RTX 5090 needs R570).
+		for _, cc := range q.CCs {
+			if d := j.m.MinDriver(cc); d != "" && !q.Windows && !gpu.VersionAtLeast(q.DriverVersion, d) {
+				q.DriverVersion = d
+			}
+		}
 		a := j.m.AdviseTorch(q)
 		if !a.OK || seen[a.Variant] {
 			continue

@@ -109,7 +109,9 @@ func (j *judge) ready(fs []gpu.Finding) bool {
 		return false
 	}
 	if j.f.Origin == "paste" {
-		return j.driverOK && len(j.visible) > 0 && !hasSeverity(fs, gpu.SevWarning) &&
+		pk, hasTorch := j.reportTorch()
+		cudaBuild := hasTorch && !pk.CPUOnly && pk.CUDA != ""
+		return (j.driverOK && len(j.visible) > 0 || cudaBuild) && !hasSeverity(fs, gpu.SevWarning) &&
 			(j.f.Paste == nil || j.f.Paste.CUDAAvailable == nil || *j.f.Paste.CUDAAvailable)
 	}
 	return j.driverOK && len(j.visible) > 0
@@ -140,15 +142,19 @@ func hasSeverity(fs []gpu.Finding, s gpu.Severity) bool {
 
 func (j *judge) verdict(ready bool, fs []gpu.Finding) string {
 	paste := j.f.Origin == "paste"
+	if ready && paste {
+		var parts []string
+		if len(j.visible) > 0 && j.driverOK {
+			g := j.visible[0]
+			parts = append(parts, fmt.Sprintf("GPU %d (%s) answers through driver %s", g.Index, g.Name, OrUnknownDriver(j.driverVersion())))
+		}
+		if pk, ok := j.reportTorch(); ok && !pk.CPUOnly && pk.CUDA != "" {
+			parts = append(parts, fmt.Sprintf("torch %s is a CUDA %s build", pk.Version, pk.CUDA))
+		}
+		return "Ready, as far as the report shows: " + joinWords(parts) + "; nothing in it is wrong."
+	}
 	if ready {
 		g := j.visible[0]
-		if paste {
-			s := fmt.Sprintf("Ready, as far as the report shows: GPU %d (%s) answers through driver %s", g.Index, g.Name, OrUnknownDriver(j.driverVersion()))
-			if pk, ok := j.reportTorch(); ok && !pk.CPUOnly && pk.CUDA != "" {
-				s += fmt.Sprintf(", and torch %s is a CUDA %s build", pk.Version, pk.CUDA)
-			}
-			return s + "; nothing in it is wrong."
-		}
 		s := fmt.Sprintf("Ready: GPU training will use GPU %d (%s)", g.Index, g.Name)
 		if env, pk, ok := j.primaryTorch(); ok && !pk.CPUOnly {
 			s += fmt.Sprintf(" with torch %s in %s", pk.Version, env.Interpreter)

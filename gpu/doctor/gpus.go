@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"strings"
 
 	"gpuwizard/gpu"
 )
@@ -52,8 +53,15 @@ func (j *judge) ruleGPUsOK() {
 			mem = fmt.Sprintf(", %d MiB (%d MiB free)", g.MemoryTotalMiB, g.MemoryFreeMiB)
 		}
 		ev := []string{j.driverEvidence()}
-		if g.UUID != "" || g.PCIBusID != "" {
-			ev = append(ev, "UUID "+gpu.OrUnknown(g.UUID)+", PCI "+gpu.OrUnknown(g.PCIBusID))
+		var ids []string
+		if g.UUID != "" {
+			ids = append(ids, "UUID "+g.UUID)
+		}
+		if g.PCIBusID != "" {
+			ids = append(ids, "PCI "+g.PCIBusID)
+		}
+		if len(ids) > 0 {
+			ev = append(ev, strings.Join(ids, ", "))
 		}
 		title := fmt.Sprintf("GPU %d: %s, compute capability %s%s", g.Index, g.Name, gpu.OrUnknown(g.CC), mem)
 		if j.f.Origin == "paste" {

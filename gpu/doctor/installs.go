@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"gpuwizard/gpu"
+	"strconv"
 	"strings"
 )
 
@@ -57,18 +58,20 @@ func (j *judge) ruleInstalls() {
 			j.add(gpu.Finding{ID: "torch_installed_twice", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
 				Title: fmt.Sprintf("%s has %d copies of torch; the first on sys.path wins", e.Interpreter, len(copies)), Evidence: ev, Fix: fix})
 		}
-		cu := map[string]bool{}
+		cu := map[string][]string{}
 		for _, pk := range e.Packages {
-			if strings.HasPrefix(pk.Name, "nvidia-") {
-				if i := strings.LastIndex(pk.Name, "-cu"); i > 0 {
-					cu[pk.Name[i+1:]] = true
-				}
+			if major := wheelCUDAMajor(pk); major != "" && !pk.Shadowed {
+				cu["CUDA "+major] = append(cu["CUDA "+major], pk.Name+" "+pk.Version)
 			}
 		}
 		if len(cu) > 1 {
+			var ev []string
+			for _, k := range sortedKeys(map[string]bool(keysOf(cu))) {
+				ev = append(ev, k+": "+strings.Join(cu[k], ", "))
+			}
 			j.add(gpu.Finding{ID: "mixed_nvidia_wheels", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
 				Title:    "NVIDIA library wheels for different CUDA majors are mixed in " + e.Interpreter,
-				Evidence: []string{"nvidia-* wheels for: " + strings.Join(sortedKeys(cu), ", ")},
+				Evidence: ev,
 				Fix:      []gpu.Step{{Text: "Use a fresh virtual environment for one CUDA major:", Command: "python3 -m venv ~/.venv-gpu"}}})
 		}
 	}
@@ -137,4 +140,45 @@ func (j *judge) ruleInstalls() {
 				fmt.Sprintf("%s → %s", primary.Commands[0], primary.Interpreter), "torch for yolo: " + gpu.OrUnknown(ypk.Version)},
 			Fix: []gpu.Step{{Text: "Run Ultralytics through the interpreter you set up:", Command: gpu.ShellQuote(primary.Interpreter) + " -m ultralytics checks"}}})
 	}
+}
+
+// cudaLibWheels are NVIDIA's CUDA library wheels, by name without the
+// CUDA suffix. Others named nvidia-* (nvidia-ml-py, nvidia-dali) are not.
+var cudaLibWheels = map[string]bool{"cublas": true, "cuda-runtime": true, "cuda-nvrtc": true, "cuda-cupti": true,
+	"cuda-nvcc": true, "cudnn": true, "cufft": true, "curand": true, "cusolver": true, "cusparse": true, "cusparselt": true,
+	"nccl": true, "nvjitlink": true, "nvtx": true, "cufile": true, "nvshmem": true}
+
+// versionedLikeCUDA are the library wheels whose version is CUDA's own
+// (nvidia-cublas 13.1 ships with CUDA 13; cuFFT 12.0 also ships with it).
+var versionedLikeCUDA = map[string]bool{"cublas": true, "cuda-runtime": true, "cuda-nvrtc": true, "cuda-cupti": true, "cuda-nvcc": true, "nvjitlink": true}
+
+// wheelCUDAMajor is the CUDA major an NVIDIA library wheel belongs to:
+// the -cuNN suffix (nvidia-cudnn-cu12), or for CUDA 13's unsuffixed names
+// (nvidia-cublas 13.1.0.3) the version of the libraries that follow CUDA's
+// numbering; "" when it cannot be told or the wheel is no CUDA library.
+func wheelCUDAMajor(pk gpu.Package) string {
+	name, ok := strings.CutPrefix(pk.Name, "nvidia-")
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndex(name, "-cu"); i > 0 {
+		if n, err := strconv.Atoi(name[i+3:]); err == nil && cudaLibWheels[name[:i]] {
+			return strconv.Itoa(n)
+		}
+		return ""
+	}
+	if versionedLikeCUDA[name] {
+		if v, ok := gpu.ParseVersion(pk.Version); ok && v.Major() >= 13 {
+			return strconv.Itoa(v.Major())
+		}
+	}
+	return ""
+}
+
+func keysOf(m map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

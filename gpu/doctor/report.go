@@ -45,7 +45,8 @@ func (j *judge) judgePaste() {
 		return
 	}
 	j.reportSituations()
-	hits := append([]gpu.SignatureHit(nil), p.Signatures...)
+	j.reportRules()
+	hits := tfLibraryLog(p.Signatures)
 	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Strength > hits[b].Strength })
 	for _, h := range hits {
 		if j.explainedBy(h) || j.joinSameCause(h) || h.Strength <= catalog.Weak && j.explainSymptom(h) {
@@ -78,6 +79,24 @@ func (j *judge) judgePaste() {
 				{Text: "And check torch:", Command: nextTorch}}}, catalog.Weak)
 	}
 	j.runNext()
+}
+
+// tfLibraryLog folds the cuDNN lines of TensorFlow's library log into
+// TensorFlow's missing libraries: "Could not load dynamic library
+// 'libcudnn.so.8'" beside libcudart and libcublas is TensorFlow without its
+// CUDA libraries, not a cuDNN problem of its own.
+func tfLibraryLog(in []gpu.SignatureHit) []gpu.SignatureHit {
+	hits := append([]gpu.SignatureHit(nil), in...)
+	tf := false
+	for _, h := range hits {
+		tf = tf || h.Cause == gpu.CauseTFGPULibs && h.Strength >= catalog.Medium
+	}
+	for i := range hits {
+		if tf && hits[i].Cause == gpu.CauseCudnnProblem && (strings.Contains(hits[i].Line, "dso_loader") || strings.Contains(hits[i].Line, "Could not load dynamic library")) {
+			hits[i].Cause = gpu.CauseTFGPULibs
+		}
+	}
+	return hits
 }
 
 // hasProblem: an error or a warning has been found.

@@ -20,8 +20,8 @@ func (j *judge) ruleEndOfSupport() {
 			torch = fmt.Sprintf("torch ≤ %s built for %s", a.LastTorch, a.LastTorchVariant)
 		}
 		sev := gpu.SevInfo
-		if a.Name == "Kepler" {
-			sev = gpu.SevWarning
+		if a.Name == "Kepler" && j.f.Origin != "paste" {
+			sev = gpu.SevWarning // from a report, context for the findings that say what fails
 		}
 		j.add(gpu.Finding{ID: "end_of_support_" + strings.ToLower(a.Name), Cause: gpu.CauseArchUnsupported, Severity: sev,
 			Title: fmt.Sprintf("%s (%s GPU) is at the end of NVIDIA's support: driver %s is its last, %s its last PyTorch line", g.Name, a.Name, a.LastDriverBranch, torch),

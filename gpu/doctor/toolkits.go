@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
 	"strings"
 )
 
@@ -12,13 +13,24 @@ func (j *judge) ruleToolkits() {
 		if t.Version == "" || dc == "" {
 			continue
 		}
-		if gpu.MustVersion(t.Version).Major() > gpu.MustVersion(dc).Major() {
-			j.add(gpu.Finding{ID: "toolkit_newer_than_driver", Cause: gpu.CauseDriverTooOld, Severity: gpu.SevWarning,
-				Title:    fmt.Sprintf("CUDA toolkit %s is newer than the driver (CUDA %s): programs you compile with it will not run", t.Version, dc),
-				Evidence: []string{fmt.Sprintf("toolkit %s at %s", t.Version, t.Path), j.driverEvidence()},
-				Fix: append([]gpu.Step{{Text: "Framework wheels bring their own CUDA and do not need this toolkit. To compile with it, upgrade the driver:"}},
-					j.driverUpgradeSteps()...)})
+		tv, dv := gpu.MustVersion(gpu.MajorMinor(t.Version)), gpu.MustVersion(dc)
+		if tv.Compare(dv) <= 0 {
+			continue
 		}
+		// Another major cannot run at all; a newer minor runs through
+		// minor version compatibility, but its PTX cannot be JIT-compiled
+		// by this driver ("unsupported toolchain").
+		title := fmt.Sprintf("CUDA toolkit %s is newer than the driver (CUDA %s): programs you compile with it will not run", t.Version, dc)
+		weight := catalog.Strong
+		if tv.Major() == dv.Major() {
+			title = fmt.Sprintf("CUDA toolkit %s is newer than the driver (CUDA %s): kernels it compiles to PTX fail with \"unsupported toolchain\"", t.Version, dc)
+			weight = catalog.Medium
+		}
+		j.addWeighted(gpu.Finding{ID: "toolkit_newer_than_driver", Cause: gpu.CauseDriverTooOld, Severity: gpu.SevWarning,
+			Title:    title,
+			Evidence: []string{fmt.Sprintf("toolkit %s at %s", t.Version, t.Path), j.driverEvidence()},
+			Fix: append([]gpu.Step{{Text: "Framework wheels bring their own CUDA and do not need this toolkit. To compile with it, upgrade the driver:"}},
+				j.driverUpgradeSteps()...)}, weight)
 	}
 	for _, n := range []string{"CUDA_HOME", "CUDA_PATH"} {
 		if ev, ok := j.f.EnvVar(n); ok && ev.Value != "" {

@@ -263,7 +263,7 @@ var recognisers = []recogniser{
 		}},
 	{hint: "microsoft windows", re: regexp.MustCompile(`Microsoft Windows`),
 		apply: func(pp *parser, m []string, s string) { pp.f.Host.OS = "windows" }},
-	{hint: "colab", re: regexp.MustCompile(`(?i)\bcolab\b|google\.colab`), apply: (*parser).colab},
+	{hint: "col", re: regexp.MustCompile(`(?i)\bcolab\b|google\.colab|\bgoogle[ -]coll?ab\b`), apply: (*parser).colab},
 	{hint: "/content/", re: regexp.MustCompile(`(?:^|["'\s])/content/`),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.f.Host.Container == "" {
@@ -295,10 +295,28 @@ var recognisers = []recogniser{
 				pp.torch(m[1], s)
 			}
 		}},
-	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+\.\d+)\b`),
+	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.setPackage("tensorflow", m[1], "")
 			pp.quote("tensorflow", s)
+		}},
+	{hint: "tf", re: regexp.MustCompile(`\bTF\s*v?(\d\.\d{1,2}(?:\.\d+)?)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			if _, ok := pp.env.Package("tensorflow"); !ok {
+				pp.setPackage("tensorflow", m[1], "")
+				pp.quote("tensorflow", s)
+			}
+		}},
+	{hint: "sys.executable", re: regexp.MustCompile(`sys\.executable[^'"\n]*['"]?([^'"\s]+python[^'"\s]*)`),
+		apply: func(pp *parser, m []string, s string) {
+			p := strings.ReplaceAll(m[1], `\\`, `\`)
+			pp.p.Interpreters = appendUnique(pp.p.Interpreters, p)
+			pp.quote("python", s)
+		}},
+	{hint: "python", re: regexp.MustCompile(`^['"]([A-Za-z]:\\\S*python\d*(?:\.exe)?|/\S*/bin/python[\d.]*)['"]$`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.p.Interpreters = appendUnique(pp.p.Interpreters, strings.ReplaceAll(m[1], `\\`, `\`))
+			pp.quote("python", s)
 		}},
 	{hint: "too old", re: regexp.MustCompile(`too old \(found version (\d+)\)`),
 		apply: func(pp *parser, m []string, s string) {
@@ -339,6 +357,8 @@ var recognisers = []recogniser{
 	{hint: "total capac", re: regexp.MustCompile(`GPU (\d+) has a total capac[a-z]*ty of ([\d.]+) ([GM]iB)`),
 		apply: func(pp *parser, m []string, s string) { pp.oom(m[1], m[2], m[3], s) }},
 	{hint: "cuda", re: regexp.MustCompile(`(?i)\bcuda(?:\s+toolkit)?(?:\s+version)?\s*[:=]?\s*v?(\d{1,2}\.\d)\b`),
+		apply: func(pp *parser, m []string, s string) { pp.prose("cuda", m[1]) }},
+	{hint: "libcudart.so.", re: regexp.MustCompile(`libcudart\.so\.(\d+\.\d+)\.\d+`),
 		apply: func(pp *parser, m []string, s string) { pp.prose("cuda", m[1]) }},
 	{hint: "cudnn", re: regexp.MustCompile(`(?i)\bcudnn(?:\s+version)?\s*[:=]?\s*v?(\d\.\d+(?:\.\d+)?)\b`),
 		apply: func(pp *parser, m []string, s string) { pp.prose("cudnn", m[1]) }},

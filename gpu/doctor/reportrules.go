@@ -1,0 +1,117 @@
+package doctor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+)
+
+// reportRules judge combinations of facts only a report shows together:
+// CUDA_VISIBLE_DEVICES set in a script, TensorFlow beside a CUDA it was not
+// built for, two Pythons named as running.
+func (j *judge) reportRules() {
+	j.reportVisibleDevices()
+	j.reportTFCUDA()
+	j.reportInterpreters()
+}
+
+// reportVisibleDevices judges CUDA_VISIBLE_DEVICES as the report sets it.
+// An empty value or -1 hides every GPU; an index the machine does not have
+// hides it too; any other setting is worth knowing when the GPU is not
+// used, and weighs little.
+func (j *judge) reportVisibleDevices() {
+	ev, set := j.f.EnvVar("CUDA_VISIBLE_DEVICES")
+	if !set || j.driverOK && len(j.f.NVML.GPUs) > 0 && len(j.visible) > 0 && len(j.visible) == len(strings.Split(ev.Value, ",")) {
+		return // judged as on a live machine, or it names GPUs that exist
+	}
+	val := strings.TrimSpace(ev.Value)
+	quoted := quoteLines(j.f.Paste.Quotes["env"])
+	fix := []gpu.Step{{Text: "Look for the variable in the script, the shell (~/.bashrc), the IDE's run configuration or the notebook, and remove it or name a GPU that exists (GPUs are numbered from 0; list them with nvidia-smi -L). It must be set before the framework is imported:", Command: "unset CUDA_VISIBLE_DEVICES"}}
+	first := strings.TrimSpace(strings.Split(val, ",")[0])
+	n, numErr := strconv.Atoi(first)
+	switch {
+	case val == "" || first == "-1":
+		j.add(gpu.Finding{ID: "report_cuda_visible_devices_hides_all", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
+			Title: "CUDA_VISIBLE_DEVICES hides every GPU", Evidence: quoted, Fix: fix})
+	case numErr == nil && len(j.f.NVML.GPUs) > 0 && n >= len(j.f.NVML.GPUs):
+		j.add(gpu.Finding{ID: "report_cuda_visible_devices_no_such_gpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
+			Title:    fmt.Sprintf("CUDA_VISIBLE_DEVICES names GPU %d, but the machine has %d GPU(s): CUDA sees none", n, len(j.f.NVML.GPUs)),
+			Evidence: quoted, Fix: fix})
+	case numErr == nil && n >= 1 && (j.reportWantsGPU() || strings.Contains(strings.ToLower(strings.Join(j.f.Paste.Quotes["env"], " ")), "export")):
+		j.addWeighted(gpu.Finding{ID: "report_cuda_visible_devices_index", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
+			Title:    fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s: on a machine with fewer GPUs this hides them all, and set after the framework starts it is ignored", val),
+			Evidence: quoted, Fix: fix}, catalog.Medium)
+	default:
+		j.addWeighted(gpu.Finding{ID: "report_cuda_visible_devices_set", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevWarning,
+			Title:    fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s decides which GPUs the program sees (and renumbers them from 0)", val),
+			Evidence: quoted, Fix: fix}, catalog.Weak)
+	}
+}
+
+// reportTFCUDA compares a TensorFlow release with the CUDA the report
+// shows installed: before 2.4 TensorFlow loads the runtime of exactly its
+// CUDA minor version (libcudart.so.10.1), later ones that of its major.
+func (j *judge) reportTFCUDA() {
+	env, ok := j.reportEnv()
+	if !ok {
+		return
+	}
+	tf, ok := env.Package("tensorflow")
+	if !ok {
+		if tf, ok = env.Package("tensorflow-gpu"); !ok {
+			return
+		}
+	}
+	rel, ok := j.m.TFRelease(tf.Version)
+	if !ok {
+		return
+	}
+	have, where := "", ""
+	for _, t := range j.f.CUDA.Toolkits {
+		have, where = gpu.MajorMinor(t.Version), "the CUDA toolkit in the report: "+t.Version
+	}
+	if have == "" {
+		if v := j.f.Paste.Prose["conda_cuda"]; v != "" {
+			have, where = v, "cudatoolkit "+v+" (conda)"
+		} else if v := j.f.Paste.Prose["cuda"]; v != "" {
+			have, where = v, "CUDA "+v+" (as the report says)"
+		}
+	}
+	if have == "" {
+		return
+	}
+	want := rel.CUDA
+	mismatch := gpu.MustVersion(have).Major() != gpu.MustVersion(want).Major()
+	if !gpu.VersionAtLeast(tf.Version, "2.4") {
+		mismatch = gpu.MajorMinor(have) != gpu.MajorMinor(want)
+	}
+	if !mismatch {
+		return
+	}
+	j.addWeighted(gpu.Finding{ID: "report_tf_cuda_mismatch", Cause: gpu.CauseTFGPULibs, Severity: gpu.SevError,
+		Title:    fmt.Sprintf("TensorFlow %s is built for CUDA %s and cuDNN %s, but the machine has CUDA %s: it cannot load its libraries and runs on the CPU", tf.Version, want, rel.CuDNN, have),
+		Evidence: []string{pkgWhere(env, tf), where, fmt.Sprintf("tested build of TensorFlow %s: CUDA %s, cuDNN %s [compat.yaml: %s]", rel.Version, want, rel.CuDNN, rel.Source)},
+		Fix: []gpu.Step{
+			{Text: fmt.Sprintf("Install CUDA %s and cuDNN %s beside the other CUDA (their folders on LD_LIBRARY_PATH, or PATH on Windows), or with conda in this environment:", want, rel.CuDNN),
+				Command: fmt.Sprintf("conda install -c conda-forge cudatoolkit=%s cudnn=%s", want, rel.CuDNN)},
+			{Text: "Or install the TensorFlow release built for the CUDA you have (https://www.tensorflow.org/install/source#gpu); on Linux, tensorflow[and-cuda] (2.14 and later) brings its own CUDA:", Command: `pip install "tensorflow[and-cuda]"`}}},
+		catalog.Medium)
+}
+
+// reportInterpreters: the report names two different Pythons as running
+// (a Jupyter kernel and a shell, two environments).
+func (j *judge) reportInterpreters() {
+	p := j.f.Paste
+	if len(p.Interpreters) < 2 {
+		return
+	}
+	j.addWeighted(gpu.Finding{ID: "report_two_interpreters", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
+		Title:    "The report shows two different Pythons: the one that runs the code is not the one the packages were installed into",
+		Evidence: append(quoteLines(p.Quotes["python"]), "interpreters: "+strings.Join(p.Interpreters, ", ")),
+		Fix: []gpu.Step{{Text: "Install into, and run with, one interpreter. For Jupyter, register the environment as a kernel and choose it:", Command: "python -m pip install ipykernel && python -m ipykernel install --user --name myenv"},
+			{Text: "Check which Python runs and what it has:", Command: `python -c "import sys; print(sys.executable)"`}}},
+		catalog.Medium)
+}
