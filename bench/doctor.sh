@@ -23,3 +23,7 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 a=$(median "${ours[@]}"); b=$(median "${theirs[@]}")
 echo "RESULT bench=doctor runs=$N gpuwizard_doctor_ms=$a collect_env_ms=$b ratio=$(awk "BEGIN { printf \"%.3f\", $a / $b }") speedup=$(awk "BEGIN { printf \"%.1f\", $b / $a }")x"
+
+# doctor --from on a 100 KB paste (parse and judge), budget 50 ms.
+ns=$(go test -tags migrated_fynedo -run '^$' -bench From100KB -benchtime 20x ./gpu/doctor | awk '/^BenchmarkFrom100KB/ {print $3}')
+echo "RESULT bench=doctor-from-100KB ms=$(awk "BEGIN { printf \"%.1f\", $ns / 1e6 }") budget_ms=50"

@@ -135,15 +135,14 @@ func (c *Catalog) ByID(id string) (*Signature, bool) {
 
 // Match finds the catalogue's signatures in text, in catalogue order, each
 // once, with the first line that matched and the values its groups took.
+// A pattern with literals runs only around where they occur, so a long
+// report costs about its length, not its length times the catalogue.
 func (c *Catalog) Match(text string) []gpu.SignatureHit {
-	lower := strings.ToLower(text)
+	lower := asciiLower(text)
 	var hits []gpu.SignatureHit
 	for _, s := range c.Signatures {
 		for i, re := range s.res {
-			if n := s.needles[i]; n != nil && !containsAny(lower, n) {
-				continue
-			}
-			loc := re.FindStringSubmatchIndex(text)
+			loc := find(re, text, lower, s.needles[i])
 			if loc == nil {
 				continue
 			}
@@ -163,14 +162,74 @@ func (c *Catalog) Match(text string) []gpu.SignatureHit {
 	return hits
 }
 
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
+// window is how far around a literal a match may reach.
+const window = 2048
+
+// find returns the submatch indexes of the first match of re in text that
+// contains one of needles (all of text without needles), searching only
+// windows of whole lines around the needles' occurrences.
+func find(re *regexp.Regexp, text, lower string, needles []string) []int {
+	if needles == nil {
+		return re.FindStringSubmatchIndex(text)
+	}
+	var best []int
+	for _, n := range needles {
+		done := 0 // text before done has been searched
+		for from := 0; from < len(lower); {
+			k := strings.Index(lower[from:], n)
+			if k < 0 {
+				break
+			}
+			at := from + k
+			from = at + len(n)
+			if at < done || best != nil && at >= best[0]+window {
+				continue
+			}
+			lo := lineStart(text, max(done, at-window))
+			hi := lineEnd(text, min(len(text), at+len(n)+window))
+			done = hi
+			if loc := re.FindStringSubmatchIndex(text[lo:hi]); loc != nil {
+				for i := range loc {
+					if loc[i] >= 0 {
+						loc[i] += lo
+					}
+				}
+				if best == nil || loc[0] < best[0] {
+					best = loc
+				}
+				break
+			}
 		}
 	}
-	return false
+	return best
 }
+
+func lineStart(s string, i int) int {
+	for i > 0 && s[i-1] != '\n' {
+		i--
+	}
+	return i
+}
+
+func lineEnd(s string, i int) int {
+	for i < len(s) && s[i] != '\n' {
+		i++
+	}
+	return i
+}
+
+// asciiLower lowers ASCII letters only, so that byte offsets stay those
+// of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 
 // lineAt is the line of text around byte i, cut to 240 bytes.
 func lineAt(text string, i int) string {
@@ -210,7 +269,7 @@ func needles(pattern string) []string {
 func required(re *syntax.Regexp) []string {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return []string{strings.ToLower(string(re.Rune))}
+		return []string{asciiLower(string(re.Rune))}
 	case syntax.OpCapture:
 		return required(re.Sub[0])
 	case syntax.OpPlus:
@@ -225,7 +284,7 @@ func required(re *syntax.Regexp) []string {
 		var run strings.Builder
 		flush := func() {
 			if run.Len() > 0 && (best == nil || run.Len() > minLen(best)) {
-				best = []string{strings.ToLower(run.String())}
+				best = []string{asciiLower(run.String())}
 			}
 			run.Reset()
 		}

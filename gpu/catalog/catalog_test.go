@@ -108,3 +108,37 @@ func BenchmarkMatch100KB(b *testing.B) {
 		c.Match(text)
 	}
 }
+
+// TestWindowsFindWhatAFullScanFinds: matching around the literals finds
+// the same signatures as running every pattern over the whole text, on
+// every real report of the corpus.
+func TestWindowsFindWhatAFullScanFinds(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "corpus", "tuning", "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no corpus")
+	}
+	c := Default()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		var want []string
+		for _, s := range c.Signatures {
+			for _, re := range s.res {
+				if re.MatchString(text) {
+					want = append(want, s.ID)
+					break
+				}
+			}
+		}
+		var got []string
+		for _, h := range c.Match(text) {
+			got = append(got, h.ID)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: windows found %v, a full scan %v", filepath.Base(f), got, want)
+		}
+	}
+}

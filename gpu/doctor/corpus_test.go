@@ -67,3 +67,27 @@ func TestCorpusTuning(t *testing.T) {
 		t.Errorf("%.1f%% of the tuning part right, want at least 95%%; misses:\n  %s", 100*share, strings.Join(misses, "\n  "))
 	}
 }
+
+// BenchmarkFrom100KB is `doctor --from` on a 100 KB paste (the tuning
+// reports, repeated): parsing and judging. The budget is 50 ms.
+func BenchmarkFrom100KB(b *testing.B) {
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), "tuning")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	for sb.Len() < 100_000 {
+		for _, r := range reports {
+			sb.WriteString(r.Text)
+			sb.WriteString("\n")
+		}
+	}
+	text := sb.String()[:100_000]
+	matrix := mustMatrix(b)
+	now := time.Now()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Diagnose(paste.Parse(text, now), matrix)
+	}
+}
