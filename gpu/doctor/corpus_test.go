@@ -91,3 +91,13 @@ func BenchmarkFrom100KB(b *testing.B) {
 		Diagnose(paste.Parse(text, now), matrix)
 	}
 }
+
+// TestCorpusHeldout scores the held-out part: reports collected apart and
+// never read while the signatures and rules were written.
+func TestCorpusHeldout(t *testing.T) {
+	share, table, misses := score(t, "heldout")
+	t.Logf("held-out part: %.1f%% right first cause\n%s", 100*share, table)
+	if *showMisses {
+		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
+	}
+}
