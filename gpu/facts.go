@@ -55,6 +55,9 @@ type PasteFacts struct {
 	// Interpreters are the Pythons the report names as running
 	// (sys.executable): two of them are two environments.
 	Interpreters []string `json:"interpreters,omitempty"`
+	// PipTorchNoIndex: the report installs torch with pip from PyPI (no
+	// PyTorch --index-url): on Windows that is the CPU-only wheel.
+	PipTorchNoIndex bool `json:"pip_torch_no_index,omitempty"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

@@ -71,6 +71,12 @@ func (j *judge) judgePaste() {
 			Evidence: quoteLines(p.Quotes["cuda_available"]),
 			Fix:      j.unusableFix()}, catalog.Weak)
 	}
+	if p.PipTorchNoIndex && j.windows() && !j.hasProblem() {
+		j.addWeighted(gpu.Finding{ID: "report_pip_torch_windows", Cause: gpu.CauseCPUOnlyBuild, Severity: gpu.SevError,
+			Title:    "torch was installed from PyPI on Windows, where its wheels are CPU-only",
+			Evidence: quoteLines(p.Quotes["torch"]),
+			Fix:      []gpu.Step{{Text: "Reinstall it from PyTorch's own index for your CUDA (see https://pytorch.org/get-started/locally/):", Command: "pip install --force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/cu126"}}}, catalog.Medium)
+	}
 	if p.DeviceUsed == "cpu" && !j.hasProblem() {
 		j.addWeighted(gpu.Finding{ID: "report_trains_on_cpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevWarning,
 			Title:    "Ultralytics says it ran on the CPU",
@@ -185,7 +191,24 @@ func (j *judge) reportSituations() {
 				{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
 	}
-	if f.Host.Container == "colab" && failed && j.noDriverSeen() {
+	if f.Host.WSL > 0 && failed && j.noDriverSeen() {
+		j.addExplaining(gpu.Finding{ID: "report_wsl_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "On WSL the GPU comes from the Windows driver, and it does not reach this Linux",
+			Evidence: quoteLines(p.Quotes["os"]),
+			Fix: []gpu.Step{{Text: "Use WSL 2 with the NVIDIA driver installed on Windows only (remove any Linux NVIDIA driver inside WSL), update WSL, then check from inside it:", Command: "wsl --update && wsl --shutdown"},
+				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
+	}
+	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && failed && j.noDriverSeen() && f.Host.WSL == 0 {
+		ev := quoteLines(p.Quotes["os"])
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The program runs in a container that does not get the GPU",
+			Evidence: ev,
+			Fix: []gpu.Step{{Text: "Start the container with the GPUs (the NVIDIA Container Toolkit on the host provides the driver's files and devices):", Command: "docker run --gpus all ..."},
+				{Text: "With Compose, reserve the GPU for the service (deploy.resources.reservations.devices: driver nvidia, capabilities [gpu]); check the host's toolkit:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
+			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
+	}
+	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && failed && j.noDriverSeen() {
 		j.addExplaining(gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),

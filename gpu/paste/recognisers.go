@@ -253,13 +253,33 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
-	{hint: "wsl", re: regexp.MustCompile(`microsoft-standard-WSL2|/usr/lib/wsl/|\bWSL ?2\b`),
+	{hint: "wsl", re: regexp.MustCompile(`(?i)microsoft-standard-WSL2|/usr/lib/wsl/|\bWSL ?2?\b|wsl\.exe`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.Host.OS, pp.f.Host.WSL = "linux", 2
 			if strings.Contains(s, "/usr/lib/wsl/lib") {
 				pp.f.Host.WSLLibDir = true
 			}
 			pp.quote("os", s)
+		}},
+	{hint: "", re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.Host.Container == "" {
+				pp.f.Host.Container = "container"
+			}
+			pp.quote("os", s)
+		}},
+	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?)\\s*:?\\s*`?(true|false)\\b"),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.p.CUDAAvailable == nil {
+				pp.cudaAvailable(strings.EqualFold(m[1], "true"), s)
+			}
+		}},
+	{hint: "pip", re: regexp.MustCompile(`\bpip3?\s+install\b.*\btorch(?:==[\w.+]+)?(?:\s|$)`),
+		apply: func(pp *parser, m []string, s string) {
+			if !strings.Contains(s, "index-url") && !strings.Contains(s, "-f ") && !strings.Contains(s, "download.pytorch.org") {
+				pp.p.PipTorchNoIndex = true
+				pp.quote("torch", s)
+			}
 		}},
 	{hint: "microsoft windows", re: regexp.MustCompile(`Microsoft Windows`),
 		apply: func(pp *parser, m []string, s string) { pp.f.Host.OS = "windows" }},
