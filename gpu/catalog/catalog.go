@@ -230,7 +230,6 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-
 // lineAt is the line of text around byte i, cut to 240 bytes.
 func lineAt(text string, i int) string {
 	start, end := i, i
