@@ -49,7 +49,7 @@ race: deps
 # Fuzz every parser (doctor, paste, dataset readers and image decoding,
 # checkpoints, the config file) for FUZZTIME each.
 fuzz:
-	@for p in ./gpu/ ./trainer/data/ ./trainer/; do \
+	@for p in ./gpu/ ./gpu/paste/ ./gpu/probe/ ./gpu/doctor/ ./cli/ ./trainer/data/ ./trainer/; do \
 	  for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
 	    echo "== $$p $$t"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
 	  done; \

@@ -202,3 +202,25 @@ func TestPastedEscapesAreStripped(t *testing.T) {
 		t.Fatalf("output:\n%q", out.String())
 	}
 }
+
+// FuzzLoadFacts: any bytes as a --facts file give facts or an error naming
+// the file, never a panic.
+func FuzzLoadFacts(f *testing.F) {
+	f.Add([]byte(`{"schema": 1, "nvml": {"status": "ok", "gpus": [{"index": 0, "name": "X"}]}}`))
+	f.Add([]byte(`{"facts": {"schema": 1}}`))
+	f.Add([]byte(`{"schema": 1, "nvml": {"gpus": "many"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "facts.json")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		facts, err := LoadFacts(p)
+		if err != nil && !strings.Contains(err.Error(), "facts.json") && !strings.Contains(err.Error(), "reading facts") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+		if err == nil && facts.Origin != "saved" {
+			t.Fatalf("loaded facts not marked saved: %+v", facts)
+		}
+	})
+}

@@ -101,3 +101,29 @@ func TestCorpusHeldout(t *testing.T) {
 		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
 	}
 }
+
+// FuzzDiagnosePaste: any text, parsed and judged, gives a verdict and a
+// first finding with a known cause, without panicking.
+func FuzzDiagnosePaste(f *testing.F) {
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), "tuning")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, r := range reports {
+		if i%4 == 0 {
+			f.Add(r.Text)
+		}
+	}
+	matrix := mustMatrix(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		r := Diagnose(paste.Parse(s, time.Now()), matrix)
+		if r.Verdict == "" {
+			t.Fatal("no verdict")
+		}
+		for _, fd := range r.Findings {
+			if fd.Cause.Rank() == len(gpu.Causes) || fd.Title == "" {
+				t.Fatalf("finding without a known cause or title: %+v", fd)
+			}
+		}
+	})
+}
