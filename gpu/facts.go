@@ -58,6 +58,9 @@ type PasteFacts struct {
 	// PipTorchNoIndex: the report installs torch with pip from PyPI (no
 	// PyTorch --index-url): on Windows that is the CPU-only wheel.
 	PipTorchNoIndex bool `json:"pip_torch_no_index,omitempty"`
+	// GPUPackages are the GPU variants of frameworks the report names
+	// (tensorflow-gpu, paddlepaddle-gpu, onnxruntime-gpu).
+	GPUPackages []string `json:"gpu_packages,omitempty"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

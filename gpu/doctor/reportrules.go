@@ -16,6 +16,37 @@ func (j *judge) reportRules() {
 	j.reportVisibleDevices()
 	j.reportTFCUDA()
 	j.reportInterpreters()
+	j.reportCPUBesideGPUPackage()
+}
+
+// reportCPUBesideGPUPackage: the report installs a framework's GPU package
+// (tensorflow-gpu, paddlepaddle-gpu, onnxruntime-gpu) and shows the CPU
+// one at work: the CPU package, pulled in beside it, wins the import.
+func (j *judge) reportCPUBesideGPUPackage() {
+	p := j.f.Paste
+	if len(p.GPUPackages) == 0 {
+		return
+	}
+	cpuShown := false
+	for _, h := range p.Signatures {
+		cpuShown = cpuShown || h.Cause == gpu.CauseCPUOnlyBuild
+	}
+	if env, ok := j.reportEnv(); ok {
+		for _, pk := range env.Packages {
+			cpuShown = cpuShown || pk.CPUOnly && !pk.Shadowed && pk.Name != "torch"
+		}
+	}
+	if !cpuShown {
+		return
+	}
+	name := p.GPUPackages[0]
+	cpu := strings.TrimSuffix(name, "-gpu")
+	j.addExplaining(gpu.Finding{ID: "report_cpu_package_beside_gpu_package", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
+		Title:    fmt.Sprintf("%s is installed, but the CPU package %s runs: it was installed beside it (often pulled in by another package) and wins the import", name, cpu),
+		Evidence: append(quoteLines(p.Quotes["tensorflow"]), "the report names "+strings.Join(p.GPUPackages, ", ")),
+		Fix: []gpu.Step{{Text: "Remove both and reinstall only the GPU package (then install the other packages with --no-deps, or pin the GPU one):",
+			Command: fmt.Sprintf("pip uninstall -y %s %s && pip install %s", cpu, name, name)}}},
+		gpu.CauseCPUOnlyBuild)
 }
 
 // reportVisibleDevices judges CUDA_VISIBLE_DEVICES as the report sets it.

@@ -29,13 +29,14 @@ const maxLine = 4096
 
 // parser holds the state of one Parse call.
 type parser struct {
-	f       *gpu.Facts
-	p       *gpu.PasteFacts
-	env     *gpu.PythonEnv
-	section string // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
-	lastGPU int    // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
-	query   string // the REPL expression whose value the next line holds
-	formats map[string]bool
+	f        *gpu.Facts
+	p        *gpu.PasteFacts
+	env      *gpu.PythonEnv
+	section  string // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
+	lastGPU  int    // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
+	query    string // the REPL expression whose value the next line holds
+	pipTorch bool   // pip listed torch
+	formats  map[string]bool
 }
 
 // Parse reads a pasted report with the embedded signature catalogue. It
@@ -136,8 +137,7 @@ func (pp *parser) setPackage(name, version, note string) *gpu.Package {
 		if pk.Name != name {
 			continue
 		}
-		same := version == "" || pk.Version == "" || pk.Version == version ||
-			strings.SplitN(pk.Version, "+", 2)[0] == strings.SplitN(version, "+", 2)[0]
+		same := version == "" || pk.Version == "" || pk.Version == version || sameBase(pk.Version, version)
 		if !same {
 			if pk.Shadowed {
 				continue
@@ -158,6 +158,14 @@ func (pp *parser) setPackage(name, version, note string) *gpu.Package {
 	}
 	pp.env.Packages = append(pp.env.Packages, gpu.Package{Name: name, Version: version, Location: "the report", BuildNote: note})
 	return &pp.env.Packages[len(pp.env.Packages)-1]
+}
+
+// sameBase: the versions without their build tags are equal ("1.0" and
+// "1.0.0+cu100").
+func sameBase(a, b string) bool {
+	va, oka := gpu.ParseVersion(strings.SplitN(a, "+", 2)[0])
+	vb, okb := gpu.ParseVersion(strings.SplitN(b, "+", 2)[0])
+	return oka && okb && va.Compare(vb) == 0
 }
 
 // torch records a torch version with its build tag.
@@ -283,8 +291,9 @@ func (pp *parser) finish() {
 		case pk.Version == "":
 			// A torch seen only as "CUDA used to build PyTorch" has no version.
 			pk.Version = "(version not shown)"
-		case f.Host.OS == "windows" && pk.CUDA == "" && !pk.CPUOnly && pk.ROCm == "" && gpu.LocalTag(pk.Version) == "":
-			// On Windows, a torch from PyPI (no +cuXXX tag) is CPU-only.
+		case f.Host.OS == "windows" && pp.pipTorch && pk.CUDA == "" && !pk.CPUOnly && pk.ROCm == "" && gpu.LocalTag(pk.Version) == "":
+			// On Windows, a torch from PyPI (pip lists it with no +cuXXX
+			// tag) is CPU-only; conda's and prose versions say nothing.
 			pk.CPUOnly = true
 			pk.BuildNote = "report: torch " + pk.Version + " with no +cuXXX tag on Windows: PyPI's Windows wheels are CPU-only"
 		}

@@ -309,10 +309,40 @@ var recognisers = []recogniser{
 		apply: func(pp *parser, m []string, s string) { pp.condaLine(m[1], m[2], m[3], s) }},
 
 	// --- versions in tracebacks, REPLs and prose ------------------------------
-	{hint: "torch", re: regexp.MustCompile(`\btorch(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev|\.post)\d+)?(?:\+[A-Za-z0-9.]+)?)\b`),
+	{hint: "torch", re: regexp.MustCompile(`(?i)\b(?:py)?torch(?:\s*==\s*|\s*[:=-]\s*|\s+version(?:\s+is)?\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev|\.post)\d+)?(?:\+[A-Za-z0-9.]+)?)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			if !strings.Contains(s, "torchvision") && !strings.Contains(s, "torchaudio") && !strings.Contains(s, "Python-") {
 				pp.torch(m[1], s)
+			}
+		}},
+	{hint: "tensorflow version", re: regexp.MustCompile(`(?i)^[-*\s]*tensorflow version[^:\n]{0,40}:\s*(?:v[\w.-]*\s+)?v?(\d+\.\d+(?:\.\d+)?)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.setPackage("tensorflow", m[1], "")
+			pp.quote("tensorflow", s)
+		}},
+	{hint: "cuda/cudnn version", re: regexp.MustCompile(`(?i)cuda/cudnn version\s*:\s*(?:cuda\s*)?v?(\d{1,2}\.\d)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.prose("cuda", m[1])
+			pp.quote("toolkit", s)
+		}},
+	{hint: "torchvision", re: regexp.MustCompile(`(?i)\btorchvision(?:\s*==\s*|\s+version(?:\s+is)?\s*:?\s*|\s*:\s*)v?(\d+\.\d+(?:\.\d+)?(?:\+[A-Za-z0-9.]+)?)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pk := pp.setPackage("torchvision", m[1], "")
+			tagBuild(pk, s)
+			pp.quote("torch", s)
+		}},
+	{hint: "-gpu", re: regexp.MustCompile(`(?i)\b(tensorflow-gpu|paddlepaddle-gpu|paddle-gpu|onnxruntime-gpu)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			low := strings.ToLower(s)
+			if strings.Contains(low, "please") || strings.Contains(low, "try to") || strings.Contains(low, "should") {
+				return // a tool's advice, not what the user installed
+			}
+			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, strings.ToLower(m[1]))
+		}},
+	{hint: "physicaldevice", re: regexp.MustCompile(`\[PhysicalDevice\(name='/physical_device:CPU:0'[^\]]*\]\s*$`),
+		apply: func(pp *parser, m []string, s string) {
+			if !strings.Contains(s, "GPU") {
+				pp.p.Devices = appendUnique(pp.p.Devices, "cpu")
 			}
 		}},
 	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
@@ -623,6 +653,7 @@ func (pp *parser) pipLine(name, version, line string) {
 	}
 	pp.formats["pip"] = true
 	if n == "torch" {
+		pp.pipTorch = true
 		pp.torch(version, line)
 		return
 	}
