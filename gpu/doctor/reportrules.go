@@ -17,6 +17,34 @@ func (j *judge) reportRules() {
 	j.reportTFCUDA()
 	j.reportInterpreters()
 	j.reportCPUBesideGPUPackage()
+	j.reportDriverBelowCUDA()
+}
+
+// reportDriverBelowCUDA: the report shows the driver and a CUDA the
+// program wants (a toolkit, an image, in words) that it cannot run: another
+// major, or before CUDA 11 (which brought minor version compatibility) a
+// newer minor.
+func (j *judge) reportDriverBelowCUDA() {
+	dc := j.driverCUDA()
+	if dc == "" || j.f.NVML.CUDADriverVersion != "" && j.f.Paste.Quotes["driver"] == nil {
+		return
+	}
+	want := j.f.Paste.Prose["cuda"]
+	if want == "" {
+		want = j.f.Paste.Prose["conda_cuda"]
+	}
+	if want == "" {
+		return
+	}
+	w, d := gpu.MustVersion(want), gpu.MustVersion(dc)
+	if w == nil || d == nil || w.Compare(d) <= 0 || w.Major() == d.Major() && w.Major() >= 11 {
+		return
+	}
+	j.addWeighted(gpu.Finding{ID: "report_driver_below_cuda", Cause: gpu.CauseDriverTooOld, Severity: gpu.SevError,
+		Title:    fmt.Sprintf("The driver (%s) runs CUDA up to %s, but the program wants CUDA %s", j.driverEvidence(), dc, want),
+		Evidence: quoteLines(j.f.Paste.Quotes["driver"]),
+		Fix:      append([]gpu.Step{{Text: "Upgrade the driver (or use a build of the program, or an image, for the CUDA the driver runs):"}}, j.driverUpgradeSteps()...)},
+		catalog.Medium)
 }
 
 // reportCPUBesideGPUPackage: the report installs a framework's GPU package

@@ -183,7 +183,7 @@ var recognisers = []recogniser{
 		apply: func(pp *parser, m []string, s string) { pp.cudaAvailable(m[1] == "True", s) }},
 	{hint: "device_count", re: regexp.MustCompile(`torch\.cuda\.device_count\(\)\s*[:=]?\s*(\d+)`),
 		apply: func(pp *parser, m []string, s string) { pp.quote("cuda_available", s) }},
-	{hint: "cuda_visible_devices", re: regexp.MustCompile(`(?:os\.environ\[['"]CUDA_VISIBLE_DEVICES['"]\]\s*[:=]\s*['"]?|(?:^|\s|export\s+|set\s+)CUDA_VISIBLE_DEVICES=\s*['"]?)([-\w,]*)`),
+	{hint: "cuda_visible_devices", re: regexp.MustCompile(`(?:(?:os\.environ|os)\[['"]CUDA_VISIBLE_DEVICES['"]\]\s*[:=]\s*['"]?|(?:^|[\s\x60]|export\s+|set\s+)CUDA_VISIBLE_DEVICES=\s*['"]?)([-\w,$]*)`),
 		apply: func(pp *parser, m []string, s string) {
 			v := strings.TrimSpace(m[1])
 			if v != "None" && v != "" || strings.Contains(s, "CUDA_VISIBLE_DEVICES=") && !strings.Contains(s, "$") {
@@ -338,6 +338,14 @@ var recognisers = []recogniser{
 				return // a tool's advice, not what the user installed
 			}
 			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, strings.ToLower(m[1]))
+		}},
+	{hint: "ii ", re: regexp.MustCompile(`^ii\s+(?:nvidia-driver-\d+|nvidia-\d{3}|nvidia-driver|xserver-xorg-video-nvidi\S*|libnvidia-compute-\d+|nvidia-kernel-\S+|nvidia-dkms-\d+)\s+(\d{3}\.\d{1,3}(?:\.\d+)?)`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.NVML.DriverVersion == "" {
+				pp.f.NVML.DriverVersion = m[1]
+			}
+			pp.formats["dpkg"] = true
+			pp.quote("driver", s)
 		}},
 	{hint: "physicaldevice", re: regexp.MustCompile(`\[PhysicalDevice\(name='/physical_device:CPU:0'[^\]]*\]\s*$`),
 		apply: func(pp *parser, m []string, s string) {
