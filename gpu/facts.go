@@ -61,6 +61,8 @@ type PasteFacts struct {
 	// GPUPackages are the GPU variants of frameworks the report names
 	// (tensorflow-gpu, paddlepaddle-gpu, onnxruntime-gpu).
 	GPUPackages []string `json:"gpu_packages,omitempty"`
+	// Scheduler is the job scheduler the report runs under ("slurm").
+	Scheduler string `json:"scheduler,omitempty"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

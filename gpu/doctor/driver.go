@@ -90,6 +90,12 @@ func (j *judge) judgeDriver() bool {
 				{Text: "Restart:", Command: "sudo reboot"}}})
 		return false
 	case gpu.NVMLDriverNotLoaded:
+		if len(pci) == 0 && j.pciKnown() && !nouveau {
+			// A driver library without a GPU (a distribution's
+			// libnvidia-ml pulled in by a package): no GPU to load it for.
+			j.noNVIDIAGPU(nvEv)
+			return false
+		}
 		j.judgeModuleNotLoaded(pciEv, nvEv, nouveau)
 		return false
 	case gpu.NVMLLibraryNotFound:
@@ -98,19 +104,7 @@ func (j *judge) judgeDriver() bool {
 		}
 		switch {
 		case len(pci) == 0:
-			if st, ok := f.Source("pci"); !ok || !st.OK {
-				return false // PCI unknown (a paste, or sysfs unreadable): the container rule or nothing
-			}
-			fix := []gpu.Step{
-				{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
-				{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}
-			ev := []string{"no PCI display device with vendor 0x10de in /sys/bus/pci/devices", nvEv}
-			if f.Host.Container != "" {
-				ev = append(ev, "inside a "+f.Host.Container+" container")
-				fix = append(fix, gpu.Step{Text: "If the host does have an NVIDIA GPU, start this container with it (NVIDIA Container Toolkit on the host):", Command: "docker run --gpus all ..."})
-			}
-			j.add(gpu.Finding{ID: "no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
-				Title: "This machine has no NVIDIA GPU", Evidence: ev, Fix: fix})
+			j.noNVIDIAGPU(nvEv)
 		case nouveau:
 			j.add(j.nouveauFinding(pciEv))
 		default:
@@ -227,4 +221,29 @@ func (j *judge) ruleDeviceNodes() {
 			Evidence: bad,
 			Fix:      []gpu.Step{{Text: "Add yourself to the groups that own them, then log out and back in:", Command: "sudo usermod -aG video,render $USER"}}})
 	}
+}
+
+// pciKnown: the PCI bus was read, so an empty NVIDIA list means none.
+func (j *judge) pciKnown() bool {
+	st, ok := j.f.Source("pci")
+	return ok && st.OK
+}
+
+// noNVIDIAGPU reports a machine without an NVIDIA GPU, when the PCI bus
+// was read.
+func (j *judge) noNVIDIAGPU(nvEv string) {
+	f := j.f
+	if !j.pciKnown() {
+		return // PCI unknown (a paste, or sysfs unreadable): the container rule or nothing
+	}
+	fix := []gpu.Step{
+		{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
+		{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}
+	ev := []string{"no PCI display device with vendor 0x10de in /sys/bus/pci/devices", nvEv}
+	if f.Host.Container != "" {
+		ev = append(ev, "inside a "+f.Host.Container+" container")
+		fix = append(fix, gpu.Step{Text: "If the host does have an NVIDIA GPU, start this container with it (NVIDIA Container Toolkit on the host):", Command: "docker run --gpus all ..."})
+	}
+	j.add(gpu.Finding{ID: "no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
+		Title: "This machine has no NVIDIA GPU", Evidence: ev, Fix: fix})
 }

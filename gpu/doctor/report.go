@@ -191,6 +191,14 @@ func (j *judge) reportSituations() {
 				{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
 	}
+	if p.DockerGPUs != nil && *p.DockerGPUs && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 {
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_driver_not_injected", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The container gets the GPU but not the driver's CUDA library: the image does not ask for the compute capability, or the toolkit did not mount it",
+			Evidence: []string{`report: "` + p.DockerRun + `"`},
+			Fix: []gpu.Step{{Text: "Ask for the driver's compute and utility parts (images not based on nvidia/cuda lack this):", Command: "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ..."},
+				{Text: "And check that libcuda is there inside the container:", Command: "ldconfig -p | grep libcuda"}}},
+			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing}})
+	}
 	if f.Host.WSL > 0 && failed && j.noDriverSeen() {
 		j.addExplaining(gpu.Finding{ID: "report_wsl_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "On WSL the GPU comes from the Windows driver, and it does not reach this Linux",
@@ -206,6 +214,14 @@ func (j *judge) reportSituations() {
 			Evidence: ev,
 			Fix: []gpu.Step{{Text: "Start the container with the GPUs (the NVIDIA Container Toolkit on the host provides the driver's files and devices):", Command: "docker run --gpus all ..."},
 				{Text: "With Compose, reserve the GPU for the service (deploy.resources.reservations.devices: driver nvidia, capabilities [gpu]); check the host's toolkit:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
+			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
+	}
+	if p.Scheduler == "slurm" && failed && j.noDriverSeen() {
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_job_without_gpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
+			Title:    "The job runs under Slurm: a job sees only the GPUs it requested, and this one got none",
+			Evidence: quoteLines(p.Quotes["env"]),
+			Fix: []gpu.Step{{Text: "Request the GPUs in the job (on a GPU partition), then check inside the job:", Command: "srun --gres=gpu:1 --pty nvidia-smi"},
+				{Text: "In a batch script: #SBATCH --gres=gpu:1 (or --gpus=1), and do not override CUDA_VISIBLE_DEVICES, which Slurm sets."}}},
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
 	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && failed && j.noDriverSeen() {
@@ -224,11 +240,21 @@ func (j *judge) gpuFailed() bool {
 		return true
 	}
 	for _, h := range p.Signatures {
-		if slices.Contains([]gpu.Cause{gpu.CauseDriverMissing, gpu.CauseWSLOrContainer, gpu.CauseDeviceSelection, gpu.CauseDriverTooOld, gpu.CauseCPUOnlyBuild}, h.Cause) {
+		if slices.Contains(gpuUnusable, h.Cause) {
 			return true
 		}
 	}
 	return slices.Contains(p.Devices, "cpu") && !slices.Contains(p.Devices, "gpu")
+}
+
+// hitOf: the report holds an error text of cause c.
+func (j *judge) hitOf(c gpu.Cause) bool {
+	for _, h := range j.f.Paste.Signatures {
+		if h.Cause == c {
+			return true
+		}
+	}
+	return false
 }
 
 // noDriverSeen: the report shows no working driver (no nvidia-smi table).

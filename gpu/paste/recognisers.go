@@ -261,12 +261,17 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
-	{hint: "", re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b`),
+	{hint: "", re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\b[\w./-]+:[\w.-]*cuda\d[\w.-]*\b`),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.f.Host.Container == "" {
 				pp.f.Host.Container = "container"
 			}
 			pp.quote("os", s)
+		}},
+	{hint: "", re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.p.Scheduler = "slurm"
+			pp.quote("env", s)
 		}},
 	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?)\\s*:?\\s*`?(true|false)\\b"),
 		apply: func(pp *parser, m []string, s string) {
