@@ -90,6 +90,10 @@ var fakeProcs = []fakeProc{
 	// TensorFlow built for CUDA, running without its CUDA libraries.
 	{pid: 5501, ppid: 4000, comm: "python", uid: 1000, threads: 30, ticks: 700, cmdline: []string{tfEnv + "/bin/python", "fit.py"},
 		environ: []string{"HOME=/home/ada", "PATH=" + tfEnv + "/bin:/usr/bin:/bin", "CONDA_PREFIX=" + tfEnv}, exe: tfEnv + "/bin/python3.11", cwd: "/home/ada/project", maps: tfLibs},
+	// TensorFlow with its CUDA libraries loaded, but no GPU opened.
+	{pid: 5502, ppid: 4000, comm: "python", uid: 1000, threads: 30, ticks: 700, cmdline: []string{tfEnv + "/bin/python", "fit.py"},
+		environ: []string{"HOME=/home/ada", "PATH=" + tfEnv + "/bin:/usr/bin:/bin", "CONDA_PREFIX=" + tfEnv}, exe: tfEnv + "/bin/python3.11", cwd: "/home/ada/project",
+		maps: cat(tfLibs, []string{tfSite + "/nvidia/cuda_runtime/lib/libcudart.so.12", tfSite + "/nvidia/cublas/lib/libcublas.so.12"}, libcuda)},
 	// Ultralytics told to use the CPU.
 	{pid: 5601, ppid: 4000, comm: "yolo", uid: 1000, threads: 14, ticks: 1500, cmdline: []string{venv + "/bin/python", venv + "/bin/yolo", "train", "data=coco8.yaml", "model=yolo11n.pt", "device=cpu"},
 		environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA)},

@@ -580,22 +580,35 @@ func (v *view) commandAsksCPU() (finding, bool) {
 		reason: fmt.Sprintf("the command line asks for it (%s)", gpu.Sanitize(arg))}, true
 }
 
+// tfName is "TensorFlow 2.15.0", or "TensorFlow" when the version is unknown.
+func tfName(fw Framework) string {
+	if fw.Version == "" {
+		return "TensorFlow"
+	}
+	return "TensorFlow " + fw.Version
+}
+
 // tfWithoutCUDA: a CUDA build of TensorFlow runs without any of its CUDA
 // libraries loaded: it found none and fell back to the CPU.
 func (v *view) tfWithoutCUDA(used map[string]bool) (finding, bool) {
 	fw, ok := v.framework("tensorflow")
-	if !ok || fw.Build != "cuda" || v.libs.has(LibCUDART) || v.libs.has(LibCuBLAS) || v.libs.has(LibCuDNN) {
+	if !ok || (fw.Build != "cuda" && fw.Build != "unknown") || v.libs.has(LibCUDART) || v.libs.has(LibCuBLAS) || v.libs.has(LibCuDNN) {
 		return finding{}, false
 	}
-	ev := []string{"loaded: " + fw.Evidence, fmt.Sprintf("TensorFlow %s is built for CUDA %s", fw.Version, gpu.OrUnknown(fw.CUDA)),
-		fmt.Sprintf("no libcudart, libcublas or libcudnn in /proc/%d/maps", v.pid)}
+	ev := []string{"loaded: " + fw.Evidence}
+	if fw.Build == "cuda" {
+		ev = append(ev, fmt.Sprintf("TensorFlow %s is built for CUDA %s", fw.Version, gpu.OrUnknown(fw.CUDA)))
+	} else {
+		ev = append(ev, "its build is unknown (the interpreter's package files were not found): a CPU-only build, or one that could not load its CUDA libraries")
+	}
+	ev = append(ev, fmt.Sprintf("no libcudart, libcublas or libcudnn in /proc/%d/maps", v.pid))
 	if ld, ok := v.environ["LD_LIBRARY_PATH"]; ok {
 		ev = append(ev, "LD_LIBRARY_PATH="+ld)
 	} else if v.environ != nil {
 		ev = append(ev, "LD_LIBRARY_PATH is not set")
 	}
 	f := gpu.Finding{ID: "watch_tf_without_cuda_libs", Cause: gpu.CauseTFGPULibs, Severity: gpu.SevError,
-		Title:    fmt.Sprintf("TensorFlow %s is loaded but none of its CUDA libraries are: it found no GPU and runs on the CPU", fw.Version),
+		Title:    tfName(fw) + " is loaded but none of its CUDA libraries are: it found no GPU and runs on the CPU",
 		Evidence: ev}
 	if v.diag != nil {
 		for _, d := range v.diag.Findings {
@@ -642,6 +655,18 @@ func (v *view) cudaUnused() (finding, bool) {
 	}
 	ev = append(ev, fmt.Sprintf("running for %s", v.elapsed.Round(time.Second)))
 	py := v.python()
+	_, torch := v.framework("torch")
+	if fw, tf := v.framework("tensorflow"); tf && !torch {
+		// TensorFlow puts its work on every GPU it can open by itself: with
+		// no context it opened none.
+		return finding{Finding: gpu.Finding{ID: "watch_tf_no_gpu_device", Cause: gpu.CauseTFGPULibs, Severity: sev,
+			Title:    tfName(fw) + " loaded CUDA libraries but opened no GPU (no GPU context or memory): it runs on the CPU",
+			Evidence: ev,
+			Fix: []gpu.Step{{Text: "See the GPUs TensorFlow finds; its log says which library it could not load (\"Cannot dlopen some GPU libraries\"):",
+				Command: py + ` -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"`},
+				{Text: "Check the whole chain for this interpreter:", Command: "gpuwizard doctor"}}},
+			reason: "TensorFlow opened no GPU"}, true
+	}
 	fix := []gpu.Step{}
 	if v.isYOLO() {
 		fix = append(fix, gpu.Step{Text: "Ask Ultralytics for the GPU:", Command: "yolo train ... device=0"})
@@ -674,28 +699,9 @@ func (v *view) nvmlNotListed() []string {
 	return ev
 }
 
-// foreignPIDs: NVML lists compute processes that /proc does not show.
-func (v *view) foreignPIDs() bool {
-	for _, d := range v.last.devs {
-		for pid := range d.Procs {
-			if _, ok := v.listedVisible(pid); !ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (v *view) listedVisible(pid int) (int, bool) {
-	for _, r := range v.hist {
-		for _, m := range r.members {
-			if m.PID == pid {
-				return pid, true
-			}
-		}
-	}
-	return 0, false
-}
+// foreignPIDs: NVML lists compute processes that /proc does not show
+// (the host's PIDs, seen from a container).
+func (v *view) foreignPIDs() bool { return v.foreign }
 
 func (v *view) noFramework() finding {
 	what := "no deep-learning framework and no CUDA library is loaded"

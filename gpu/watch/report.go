@@ -2,9 +2,9 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -328,14 +328,21 @@ type view struct {
 	diag       *gpu.Report
 	interp     *gpu.PythonEnv
 	frameworks []Framework
-	self       int // this program's user id
+	foreign    bool // NVML lists PIDs /proc does not have
 }
 
 func (w *Watcher) view(ctx context.Context) *view {
 	v := &view{pid: w.pid, first: *w.first, last: w.last, hist: w.hist, uid: w.first.UID,
 		exe: w.exe, cwd: w.cwd, exeErr: w.exeErr, mapsErr: w.mapsErr, environErr: w.environErr, environ: w.environ,
 		libs: w.libs(), ever: w.everLoaded, nvml: w.last.nvml, nvmlErr: w.last.nvmlErr, listed: w.last.listed(),
-		window: w.o.Window, self: os.Getuid()}
+		window: w.o.Window}
+	for _, d := range w.last.devs {
+		for pid := range d.Procs {
+			if _, err := w.fs.stat(pid); errors.Is(err, ErrNoProcess) {
+				v.foreign = true
+			}
+		}
+	}
 	if n := len(w.hist); n > 0 {
 		v.elapsed = w.hist[n-1].at.Sub(w.started)
 	}

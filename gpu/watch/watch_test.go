@@ -359,6 +359,18 @@ func TestTensorFlowWithoutCUDALibraries(t *testing.T) {
 	}
 }
 
+func TestTensorFlowOpenedNoGPU(t *testing.T) {
+	f := newFixture(t)
+	r := f.watch(t, 5502, 3, f.busy(t, 5502, 2))
+	if r.OnGPU || r.Cause != gpu.CauseTFGPULibs || r.Verdict != "On the CPU: TensorFlow opened no GPU" {
+		t.Fatalf("cause %s verdict %q findings %v", r.Cause, r.Verdict, findingIDs(r))
+	}
+	fd := mustFinding(t, r, "watch_tf_no_gpu_device")
+	if !strings.Contains(fd.Title, "TensorFlow 2.15.0 loaded CUDA libraries") || !contains(fd.Evidence, "libcudart.so.12") || !strings.Contains(fixText(fd), "list_physical_devices") {
+		t.Fatalf("finding %+v", fd)
+	}
+}
+
 func TestYOLOAskedForTheCPU(t *testing.T) {
 	f := newFixture(t)
 	r := f.watch(t, 5601, 3, f.busy(t, 5601, 2))
@@ -424,7 +436,7 @@ func TestListTrainings(t *testing.T) {
 	// On a GPU first (4242, 5301, torchrun), then by CPU use; the bash
 	// shell, the http.server with no framework, bob's process and the
 	// workers and ranks (folded into their parents) are left out.
-	want := map[int]bool{4242: true, 5001: true, 5101: true, 5201: true, 5301: true, 5501: true, 5601: true, 5700: true, 5800: true, 5900: true}
+	want := map[int]bool{4242: true, 5001: true, 5101: true, 5201: true, 5301: true, 5501: true, 5502: true, 5601: true, 5700: true, 5800: true, 5900: true}
 	if len(cs) != len(want) || cs[0].PID != 4242 || !cs[0].OnGPU || !cs[1].OnGPU || !cs[2].OnGPU {
 		t.Fatalf("candidates %v", pids)
 	}
@@ -547,5 +559,27 @@ func TestEarly(t *testing.T) {
 	}
 	if r := f.watch(t, 5101, 2, nil); r.Early() {
 		t.Fatal("torch is loaded: not early")
+	}
+}
+
+// In a container NVML lists the host's PIDs: a process with CUDA loaded
+// and no visible entry may be one of them, so the verdict is a warning.
+func TestContainerPIDNamespace(t *testing.T) {
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.root, ".dockerenv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := f.watch(t, 5001, 2, nil)
+	fd := mustFinding(t, r, "watch_cuda_unused")
+	if fd.Severity != gpu.SevWarning || !contains(fd.Evidence, "inside a container: NVML lists processes by the host's PIDs") {
+		t.Fatalf("%+v", fd)
+	}
+	// Without foreign PIDs (every listed process is visible) it stays an error.
+	g := newFixture(t, []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 1 << 30}})
+	if err := os.WriteFile(filepath.Join(g.root, ".dockerenv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fd := mustFinding(t, g.watch(t, 5001, 2, nil), "watch_cuda_unused"); fd.Severity != gpu.SevError {
+		t.Fatalf("%+v", fd)
 	}
 }
