@@ -10,13 +10,16 @@ TAGS    := migrated_fynedo
 BIN     := bin/gpuwizard
 GUI     := bin/gpuwizard-gui
 APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
-            libxinerama-dev libxi-dev libxxf86vm-dev
+            libxinerama-dev libxi-dev libxxf86vm-dev \
+            python3-torch
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 20s
 
 .PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
 
-# Install the C headers Fyne's OpenGL driver builds against, when missing.
+# Install the C headers Fyne's OpenGL driver builds against, and Debian's
+# CPU-only PyTorch (python3-torch: the end-to-end tests of gpuwizard watch
+# train with it through /usr/bin/python3), when missing.
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 or newer is needed: https://go.dev/dl/"; exit 1; }
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -52,6 +52,7 @@ func LiveDeps() Deps {
 		Train:    trainer.RunWithOptions,
 		Probe:    cli.LiveProbe,
 		Sample:   cli.LiveSampler(probe.NewSampler(nil)),
+		WatchUID: os.Getuid(),
 		PickFolder: func(w fyne.Window, done func(string)) {
 			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 				if err != nil || u == nil {

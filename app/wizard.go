@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -11,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/watch"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -29,6 +31,12 @@ type Deps struct {
 	PickFolder func(w fyne.Window, done func(string))
 	PickFile   func(w fyne.Window, done func(string))
 	SaveFile   func(w fyne.Window, name string, done func(string))
+	// Watch is the machine "Watch a running training" reads (the zero
+	// value: the live one); WatchUID is whose processes it lists;
+	// WatchEvery is how often the list and the verdict refresh (zero: 2 s).
+	Watch      watch.Options
+	WatchUID   int
+	WatchEvery time.Duration
 	// UI runs f on the UI goroutine and waits (fyne.DoAndWait); UIAsync
 	// does not wait (fyne.Do). Tests pass one serial loop for both.
 	UI      func(f func())
@@ -70,6 +78,8 @@ type wizard struct {
 	content fyne.CanvasObject
 
 	check    *checkView
+	checkTab *container.AppTabs
+	watch    *watchView
 	dataView *datasetView
 	settings *settingsView
 	train    *trainView
@@ -86,15 +96,23 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.check.onReport = func(r gpu.Report) { wz.report = &r }
 	wz.check.do = wz.ui
 	wz.check.deep = deps.Deep
+	wz.watch = newWatchView(ctx, deps.Watch, deps.WatchUID, deps.WatchEvery, wz.uiAsync)
+	wz.checkTab = checkTabs(wz.check.content, wz.watch)
 	wz.dataView = newDatasetView(wz)
 	wz.settings = newSettingsView(wz)
 	wz.train = newTrainView(wz)
 	wz.results = newResultsView(wz)
 	wz.steps = []*step{
-		{Title: "Check", View: wz.check.content, Enter: func() {
+		{Title: "Check", View: wz.checkTab, Enter: func() {
 			if wz.report == nil && !wz.check.running() {
 				wz.check.run()
 			}
+			if wz.checkTab.SelectedIndex() == 1 {
+				wz.watch.start()
+			}
+		}, Leave: func() error {
+			wz.watch.stop()
+			return nil
 		}},
 		{Title: "Dataset", View: wz.dataView.content, Enter: wz.dataView.enter, Leave: wz.dataView.leave},
 		{Title: "Settings", View: wz.settings.content, Enter: wz.settings.enter, Leave: wz.settings.leave},

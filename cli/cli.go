@@ -13,6 +13,7 @@ import (
 	"os/exec"
 
 	"gpuwizard/gpu/probe"
+	"gpuwizard/gpu/watch"
 	"gpuwizard/trainer"
 )
 
@@ -41,6 +42,9 @@ type Env struct {
 	Terminal bool
 	// Options are the doctor's probe options (tests pass a fake machine).
 	Options probe.Options
+	// Watch says which machine `watch` reads (tests pass a fake /proc and
+	// NVML). The zero value is the live machine.
+	Watch watch.Options
 	// Probe asks the doctor about the GPU for the trainer; nil: unchecked.
 	Probe trainer.DeviceProbe
 	// Sample reads NVML while training on CUDA; nil: no proof sampling.
@@ -76,6 +80,8 @@ Usage:
   gpuwizard                  open the wizard window (runs gpuwizard-gui)
   gpuwizard doctor           check this machine's GPU, driver, CUDA and frameworks
   gpuwizard doctor --from F  diagnose a report pasted from another machine
+  gpuwizard watch PID        where a running training really runs (GPU or CPU) and why
+  gpuwizard watch -- CMD     start a training and watch it
   gpuwizard train            train a classifier (the built-in dataset by default)
   gpuwizard predict          classify images with a trained model
   gpuwizard lint PATH        check a dataset (folders, IDX, CIFAR-10, YOLO, COCO)
@@ -108,6 +114,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return Doctor(ctx, args[1:], env)
 	case "train":
 		return Train(ctx, args[1:], env)
+	case "watch":
+		return Watch(ctx, args[1:], env)
 	case "predict":
 		return Predict(ctx, args[1:], env)
 	case "bench":
