@@ -111,6 +111,20 @@ func scenarios() []scenario {
 				m.Files["/proc/modules"] = "snd 126976 0 - Live\n"
 				return m
 			}},
+		{name: "nvml_library_without_gpu", top: "no_nvidia_gpu", cause: gpu.CauseOther,
+			machine: func() *fakemachine.Machine {
+				// A distribution's libnvidia-ml (pulled in by a package)
+				// answers "driver not loaded" on a machine without a GPU.
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_DRIVER_NOT_LOADED))
+				for p := range m.Files {
+					if strings.Contains(p, "0000:01:00.0") || strings.HasPrefix(p, "/dev/") || strings.Contains(p, "driver/nvidia") {
+						delete(m.Files, p)
+					}
+				}
+				delete(m.Links, "/sys/bus/pci/devices/0000:01:00.0/driver")
+				m.Files["/proc/modules"] = "snd 126976 0 - Live\n"
+				return m
+			}},
 		{name: "driver_not_installed", top: "driver_not_installed", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
 				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
