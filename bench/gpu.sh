@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The checks and figures that need an NVIDIA GPU (run on a machine with the
 # driver, Go, and python3 with a CUDA build of PyTorch; make bench-gpu):
-#  1. the CUDA backend against the Go backend: loss, logits and every
-#     gradient of MLP, LeNet-5 and the CNN within 1e-4, batch 8 and 64,
-#     with cuBLAS and with the own SGEMM kernel;
+#  1. the CUDA backend against the float64 reference: loss, logits and
+#     every gradient of MLP, LeNet-5 and the CNN within 1e-4, the
+#     optimiser's update within what the gradients explain, batch 8 and
+#     64, with cuBLAS and with the own SGEMM kernel (one subtest each);
 #  2. no CUDA library among the binary's dependencies;
 #  3. training speed against PyTorch CUDA on the same GPU, batch 64 and 256,
 #     interleaved (bench/train-speed.sh);
@@ -25,7 +26,7 @@ exectest() { # the exec package's tests, prebuilt or through go test
   else go test -tags migrated_fynedo -count=1 ./trainer/exec -args "$@"; fi
 }
 [ -d bin/mnist ] && export MNIST_DIR=${MNIST_DIR:-$PWD/bin/mnist}
-echo "== 1. CUDA backend against the Go backend"
+echo "== 1. CUDA backend against the float64 reference"
 exectest -test.run 'TestCUDABackend|TestPTXMatchesSource' -test.v
 echo "== 2. ldd"
 if ldd bin/gpuwizard | grep -iE 'libcuda|cublas|cudart'; then echo "FAIL: the binary links CUDA" >&2; exit 1; fi

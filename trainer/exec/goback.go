@@ -449,29 +449,32 @@ func (g *GoBackend) SGD(p, gr, vel Buf, n int, lr, momentum, decay float32) {
 // BatchNormCPU normalises X (N×C×HW) per channel into O. In training it
 // uses the batch mean and biased variance, saves the mean and 1/σ in S
 // (2·C) and updates the running mean and unbiased variance in R (2·C) as
-// R = momentum·batch + (1−momentum)·R; otherwise it uses R.
+// R = momentum·batch + (1−momentum)·R; otherwise it uses R. The sums over
+// the N·HW values of a channel accumulate in float64: in float32 they
+// drift by ~N·HW ulps (1e-3 relative at 16,384 values), which the
+// gradient's cancellation then shows.
 func BatchNormCPU(X, O, S, R []float32, p Norm, training bool) {
-	n := float32(p.N * p.HW)
+	n := float64(p.N * p.HW)
 	for c := 0; c < p.C; c++ {
 		var mean, inv float32
 		if training {
-			var s float32
+			var s, ss float64
 			for b := 0; b < p.N; b++ {
 				for _, v := range X[(b*p.C+c)*p.HW:][:p.HW] {
-					s += v
+					s += float64(v)
 				}
 			}
-			mean = s / n
-			var ss float32
+			mean = float32(s / n)
 			for b := 0; b < p.N; b++ {
 				for _, v := range X[(b*p.C+c)*p.HW:][:p.HW] {
-					ss += (v - mean) * (v - mean)
+					d := float64(v - mean)
+					ss += d * d
 				}
 			}
-			inv = 1 / math32.Sqrt(ss/n+p.Epsilon)
+			inv = 1 / math32.Sqrt(float32(ss/n)+p.Epsilon)
 			S[c], S[p.C+c] = mean, inv
 			R[c] = p.Momentum*mean + (1-p.Momentum)*R[c]
-			R[p.C+c] = p.Momentum*(ss/(n-1)) + (1-p.Momentum)*R[p.C+c]
+			R[p.C+c] = p.Momentum*float32(ss/(n-1)) + (1-p.Momentum)*R[p.C+c]
 		} else {
 			mean, inv = R[c], 1/math32.Sqrt(R[p.C+c]+p.Epsilon)
 		}
@@ -485,21 +488,21 @@ func BatchNormCPU(X, O, S, R []float32, p Norm, training bool) {
 }
 
 // BatchNormGradCPU is the gradient of BatchNormCPU in training: dx from
-// x, dy (G) and the saved statistics.
+// x, dy (G) and the saved statistics (sums in float64, as in BatchNormCPU).
 func BatchNormGradCPU(X, G, O, S []float32, p Norm) {
-	n := float32(p.N * p.HW)
+	n := float64(p.N * p.HW)
 	for c := 0; c < p.C; c++ {
 		mean, inv := S[c], S[p.C+c]
-		var sum, dot float32
+		var sum, dot float64
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
 			for i, dy := range G[off : off+p.HW] {
-				sum += dy
-				dot += (X[off+i] - mean) * dy
+				sum += float64(dy)
+				dot += float64(X[off+i]-mean) * float64(dy)
 			}
 		}
-		k := dot * inv * inv / n
-		gm := sum / n
+		k := float32(dot/n) * inv * inv
+		gm := float32(sum / n)
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
 			for i, dy := range G[off : off+p.HW] {
