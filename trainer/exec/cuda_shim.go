@@ -115,13 +115,14 @@ static gwres gw_driver_version(gwcuda *c, int *v) { return c->cuDriverGetVersion
 static gwres gw_count(gwcuda *c, int *n) { return c->cuDeviceGetCount(n); }
 
 // gw_device selects device ordinal and makes its primary context current.
-static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *major, int *minor, size_t *mem) {
+static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *major, int *minor, int *sms, size_t *mem) {
 	int dev;
 	gwres r = c->cuDeviceGet(&dev, ordinal);
 	if (r) return r;
 	if ((r = c->cuDeviceGetName(name, namelen, dev))) return r;
 	if ((r = c->cuDeviceGetAttribute(major, 75, dev))) return r; // COMPUTE_CAPABILITY_MAJOR
 	if ((r = c->cuDeviceGetAttribute(minor, 76, dev))) return r; // COMPUTE_CAPABILITY_MINOR
+	if ((r = c->cuDeviceGetAttribute(sms, 16, dev))) return r;   // MULTIPROCESSOR_COUNT
 	if ((r = c->cuDeviceTotalMem(mem, dev))) return r;
 	if ((r = c->cuDevicePrimaryCtxRetain(&c->ctx, dev))) return r;
 	c->device = dev;
@@ -224,15 +225,15 @@ func (l *cudaLib) count() (int, error) {
 	return int(n), err
 }
 
-func (l *cudaLib) device(ordinal int) (name string, major, minor int, mem uint64, err error) {
+func (l *cudaLib) device(ordinal int) (name string, major, minor, sms int, mem uint64, err error) {
 	buf := make([]byte, 256)
-	var ma, mi C.int
+	var ma, mi, sm C.int
 	var m C.size_t
-	r := C.gw_device(l.c, C.int(ordinal), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &ma, &mi, &m)
+	r := C.gw_device(l.c, C.int(ordinal), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &ma, &mi, &sm, &m)
 	if err := l.check("cuDevicePrimaryCtxRetain", r); err != nil {
-		return "", 0, 0, 0, err
+		return "", 0, 0, 0, 0, err
 	}
-	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), int(ma), int(mi), uint64(m), nil
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), int(ma), int(mi), int(sm), uint64(m), nil
 }
 
 func (l *cudaLib) blas() bool { return C.gw_blas_create(l.c) == 0 }

@@ -27,6 +27,11 @@ func (r *ref64) Alloc(n int) (exec.Buf, error) {
 	return exec.Buf(len(r.bufs) - 1), nil
 }
 
+func (r *ref64) View(parent exec.Buf, off, n int) (exec.Buf, error) {
+	r.bufs = append(r.bufs, r.bufs[parent][off:off+n:off+n])
+	return exec.Buf(len(r.bufs) - 1), nil
+}
+
 func (r *ref64) Close() error { r.bufs = nil; return nil }
 
 func (r *ref64) Upload(dst exec.Buf, src []float32) {
@@ -225,8 +230,15 @@ func (r *ref64) MaxPool(in, out, idx exec.Buf, p exec.Pool) {
 	}
 }
 
-func (r *ref64) MaxPoolGrad(g, idx, out exec.Buf, p exec.Pool) {
+func (r *ref64) MaxPoolGrad(g, idx, mask, out exec.Buf, p exec.Pool) {
 	G, X, O := r.bufs[g], r.bufs[idx], r.bufs[out]
+	defer func() {
+		if mask != exec.NoBuf {
+			for i := range O[:p.N*p.C*p.H*p.W] {
+				O[i] *= r.bufs[mask][i]
+			}
+		}
+	}()
 	clear(O[:p.N*p.C*p.H*p.W])
 	for pl := 0; pl < p.N*p.C; pl++ {
 		for oy := 0; oy < p.OH; oy++ {
@@ -346,23 +358,60 @@ func (r *ref64) Col2im(cols, x exec.Buf, p exec.Conv) {
 	}
 }
 
-func (r *ref64) Swap01(in, out exec.Buf, a, b, c int, bias exec.Buf) {
+func (r *ref64) Swap01(in, out exec.Buf, a, b, c int, e exec.Epilogue) {
 	I, O := r.bufs[in], r.bufs[out]
 	for i := 0; i < a; i++ {
-		bv := 0.0
-		if bias != exec.NoBuf {
-			bv = r.bufs[bias][i]
-		}
 		for j := 0; j < b; j++ {
 			for k := 0; k < c; k++ {
-				O[(j*a+i)*c+k] = I[(i*b+j)*c+k] + bv
+				o := (j*a+i)*c + k
+				O[o] = r.epi(I[(i*b+j)*c+k], o, e)
 			}
 		}
 	}
 }
 
-func (r *ref64) Adam(p, g, m, v exec.Buf, n int, a optim.AdamStep) {
-	P, G, M, V := r.bufs[p], r.bufs[g], r.bufs[m], r.bufs[v]
+// epi applies e to the value v written at index i.
+func (r *ref64) epi(v float64, i int, e exec.Epilogue) float64 {
+	ch := (i / max(e.Inner, 1)) % max(e.C, 1)
+	if e.Scale != exec.NoBuf {
+		v *= r.bufs[e.Scale][ch]
+	}
+	if e.Bias != exec.NoBuf {
+		v += r.bufs[e.Bias][ch]
+	}
+	if e.Mask != exec.NoBuf {
+		m := 0.0
+		if v >= 0 {
+			m = 1
+		}
+		r.bufs[e.Mask][i] = m
+		v *= m
+	}
+	return v
+}
+
+func (r *ref64) Apply(in, out exec.Buf, n int, e exec.Epilogue) {
+	for i := 0; i < n; i++ {
+		r.bufs[out][i] = r.epi(r.bufs[in][i], i, e)
+	}
+}
+
+func (r *ref64) SumKeep(in, out exec.Buf, outer, keep, inner int) {
+	I, O := r.bufs[in], r.bufs[out]
+	for c := 0; c < keep; c++ {
+		var s float64
+		for o := 0; o < outer; o++ {
+			for k := 0; k < inner; k++ {
+				s += I[(o*keep+c)*inner+k]
+			}
+		}
+		O[c] = s
+	}
+}
+
+func (r *ref64) Adam(p, g, m, v exec.Buf, n int, s exec.Buf) {
+	P, G, M, V, S := r.bufs[p], r.bufs[g], r.bufs[m], r.bufs[v], r.bufs[s]
+	a := optim.AdamStep{Beta1: float32(S[0]), Beta2: float32(S[1]), Step: float32(S[2]), Eps: float32(S[3]), Decay: float32(S[4])}
 	adam64(P[:n], G[:n], M[:n], V[:n], a)
 }
 
@@ -376,8 +425,9 @@ func adam64(p, g, m, v []float64, a optim.AdamStep) {
 	}
 }
 
-func (r *ref64) SGD(p, g, vel exec.Buf, n int, lr, momentum, decay float32) {
-	sgd64(r.bufs[p][:n], r.bufs[g][:n], r.bufs[vel][:n], float64(lr), float64(momentum), float64(decay))
+func (r *ref64) SGD(p, g, vel exec.Buf, n int, s exec.Buf) {
+	S := r.bufs[s]
+	sgd64(r.bufs[p][:n], r.bufs[g][:n], r.bufs[vel][:n], S[0], S[1], S[2])
 }
 
 // sgd64 is optim.SGDUpdate in float64.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"gpuwizard/trainer/exec/internal/par"
 )
 
 // TestGemmMatchesNaive checks the kernel against a float64 triple loop for
@@ -17,6 +19,8 @@ func TestGemmMatchesNaive(t *testing.T) {
 		return
 	}
 	var g Gemm
+	var pool par.Pool
+	defer pool.Close()
 	{
 		for _, s := range sizes {
 			for _, ta := range []bool{false, true} {
@@ -47,7 +51,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 								want[i*n+j] = sum + float64(beta)*float64(C[i*n+j])
 							}
 						}
-						g.Run(ta, tb, m, n, k, A, B, C, beta)
+						g.Run(&pool, ta, tb, m, n, k, A, B, C, beta)
 						for i, w := range want {
 							if d := math.Abs(float64(C[i]) - w); d > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k+1)) {
 								t.Fatalf("%dx%dx%d ta %v tb %v beta %v: C[%d] = %v, want %v", m, n, k, ta, tb, beta, i, C[i], w)
