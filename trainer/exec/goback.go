@@ -287,6 +287,12 @@ func (e *epi) run(src, dst []float32, base int) {
 	if e.mask != nil {
 		mask = e.mask[base : base+len(dst)]
 	}
+	if e.scale == nil && e.bias == nil { // a ReLU alone
+		for t, v := range src {
+			dst[t], mask[t] = relu(v)
+		}
+		return
+	}
 	if e.inner == 1 { // the channel is the column of rows of C (a dense layer)
 		for k := 0; k < len(dst); {
 			ch := (base + k) % e.c
@@ -334,12 +340,16 @@ func (e *epi) run(src, dst []float32, base int) {
 }
 
 // relu is gorgonia's Rectify, x ⊙ (x ≥ 0), with its mask: a negative x
-// gives −0 and NaN stays NaN, as the two ops do.
+// gives −0 and NaN stays NaN, as the two ops do. Written so that the
+// compiler emits a SETcc, not a branch: activations' signs are random, and
+// mispredictions cost more than the arithmetic.
 func relu(v float32) (float32, float32) {
+	var k int32
 	if v >= 0 {
-		return v, 1
+		k = 1
 	}
-	return v * 0, 0
+	m := float32(k)
+	return v * m, m
 }
 
 // epiRow applies per-element scales sc and biases bi (nil: none) and, with
@@ -768,12 +778,43 @@ type im2colJob struct {
 	p       Conv
 }
 
-func (j *im2colJob) Run(_, lo, hi int) { im2col(j.x, j.cols, j.p, lo, hi) }
+func (j *im2colJob) Run(_, lo, hi int) { im2colRows(j.x, j.cols, j.p, lo, hi) }
 
-// Im2col implements Backend (images in parallel).
+// Im2col implements Backend (rows of the columns in parallel: each
+// goroutine writes whole rows, all images).
 func (g *GoBackend) Im2col(x, cols Buf, p Conv) {
 	g.j.im2col = im2colJob{x: g.bufs[x], cols: g.bufs[cols], p: p}
-	g.pool.For(p.N, 1, &g.j.im2col)
+	g.pool.For(p.KDim(), 1, &g.j.im2col)
+}
+
+// im2colRows writes rows lo..hi-1 (c, ky, kx) of the columns.
+func im2colRows(X, C []float32, p Conv, lo, hi int) {
+	P, NP := p.PDim(), p.N*p.PDim()
+	for r := lo; r < hi; r++ {
+		c, ky, kx := r/(p.K*p.K), r/p.K%p.K, r%p.K
+		row := C[r*NP : (r+1)*NP]
+		l, h := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
+		for n := 0; n < p.N; n++ {
+			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
+			img := row[n*P : (n+1)*P]
+			for oy := 0; oy < p.OH; oy++ {
+				iy := oy + ky - p.Pad
+				dst := img[oy*p.OW : (oy+1)*p.OW]
+				if iy < 0 || iy >= p.H || h <= l {
+					clear(dst)
+					continue
+				}
+				src := plane[iy*p.W+l+kx-p.Pad:][:h-l]
+				for t := 0; t < l; t++ {
+					dst[t] = 0
+				}
+				copy(dst[l:h], src)
+				for t := h; t < p.OW; t++ {
+					dst[t] = 0
+				}
+			}
+		}
+	}
 }
 
 type col2imJob struct {

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -175,5 +176,39 @@ func TestKernelsMatchFloat64(t *testing.T) {
 				}
 			}()
 		}
+	}
+}
+
+// TestApplyReLUEdgeValues: the ReLU keeps gorgonia's x ⊙ (x ≥ 0) on the
+// values where branch-free tricks go wrong: ±0, ±Inf, NaN, subnormals.
+func TestApplyReLUEdgeValues(t *testing.T) {
+	in := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 1, -1, math.MaxFloat32, -math.MaxFloat32}
+	for _, be := range []exec.Backend{exec.NewGoBackend(), exec.NewCUDABackendOn(cudaemu.New(), exec.CUDAInfo{Name: "emulated"})} {
+		x, _ := be.Alloc(len(in))
+		o, _ := be.Alloc(len(in))
+		m, _ := be.Alloc(len(in))
+		be.Upload(x, in)
+		e := exec.Plain()
+		e.Mask = m
+		be.Apply(x, o, len(in), e)
+		got, mask := make([]float32, len(in)), make([]float32, len(in))
+		if err := be.Download(got, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.Download(mask, m); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range in {
+			wm := float32(0)
+			if v >= 0 {
+				wm = 1
+			}
+			want := v * wm
+			if mask[i] != wm || math.Float32bits(got[i]) != math.Float32bits(want) && !(math.IsNaN(float64(want)) && math.IsNaN(float64(got[i]))) {
+				t.Errorf("%s: relu(%v) = %v mask %v, want %v mask %v", be.Name(), v, got[i], mask[i], want, wm)
+			}
+		}
+		be.Close()
 	}
 }

@@ -1,12 +1,20 @@
 // Package par shares loops out to a pool of goroutines without allocating:
 // the Go backend's kernels run their ranges on every thread GOMAXPROCS
 // allows, step after step, with no garbage.
+//
+// A training step is a few dozen kernels of tens to hundreds of
+// microseconds each, so the hand-off must cost far less than that. Waking
+// a parked goroutine does not: on a virtual machine the idle CPU has
+// halted, and waking it costs tens of microseconds, every kernel. So the
+// workers spin a while (spinFor) waiting for the next loop before they
+// park, as OpenMP's runtimes do, and the caller spins waiting for them.
 package par
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Job is a loop over items: Run handles items lo to hi-1 on goroutine w
@@ -18,18 +26,33 @@ type Job interface {
 	Run(w, lo, hi int)
 }
 
-// Pool runs jobs on up to GOMAXPROCS goroutines: the caller's and parked
-// workers started on first use. One For runs at a time (For is not
-// reentrant); a Pool's zero value is ready. Close stops the workers.
+// spinFor is how long an idle worker waits for the next loop before it
+// parks: longer than the gaps between a step's kernels, short enough that
+// an idle trainer costs nothing.
+const spinFor = 200 * time.Microsecond
+
+// Pool runs jobs on up to GOMAXPROCS goroutines: the caller's and workers
+// started on first use. One For runs at a time (For is not reentrant); a
+// Pool's zero value is ready. Close stops the workers.
 type Pool struct {
 	mu      sync.Mutex // one For at a time
-	workers int
-	wake    chan int
-	done    sync.WaitGroup
+	workers []*worker
+	seq     uint64 // the current loop's number
 	job     Job
 	n       int
 	grain   int
 	next    atomic.Int64
+}
+
+// worker is one goroutine's mailbox: the caller publishes a loop number in
+// seq and the worker answers in done when it has finished that loop.
+type worker struct {
+	seq    atomic.Uint64
+	done   atomic.Uint64
+	parked atomic.Bool
+	wake   chan struct{} // one token: the caller's nudge to a parked worker
+	stop   atomic.Bool
+	_      [64]byte // keep workers' counters on separate cache lines
 }
 
 // Threads is the number of goroutines For would use now.
@@ -51,34 +74,66 @@ func (p *Pool) For(n, grain int, j Job) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w = min(w, p.start(w-1)+1)
+	for len(p.workers) < w-1 {
+		k := &worker{wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, k)
+		go p.serve(k, len(p.workers))
+	}
 	p.job, p.n, p.grain = j, n, grain
 	p.next.Store(0)
-	p.done.Add(w - 1)
-	for i := 1; i < w; i++ {
-		p.wake <- i
+	p.seq++
+	seq := p.seq
+	for _, k := range p.workers[:w-1] {
+		k.seq.Store(seq)
+		if k.parked.Load() {
+			select {
+			case k.wake <- struct{}{}:
+			default: // a token is already waiting
+			}
+		}
 	}
 	p.work(0)
-	p.done.Wait()
+	for _, k := range p.workers[:w-1] {
+		for spins := 0; k.done.Load() != seq; spins++ {
+			if spins > 64 {
+				runtime.Gosched()
+			}
+		}
+	}
 	p.job = nil
 }
 
-// start makes sure up to k workers wait on wake and returns how many do.
-// A worker is told its index with the wake-up.
-func (p *Pool) start(k int) int {
-	if p.wake == nil {
-		p.wake = make(chan int, max(runtime.NumCPU(), 2))
-	}
-	for p.workers < k && p.workers < cap(p.wake) {
-		p.workers++
-		go func(wake <-chan int) {
-			for w := range wake {
-				p.work(w)
-				p.done.Done()
+// serve is worker k's goroutine (index w): it runs each loop published
+// in its mailbox, spinning between loops for up to spinFor, then parks.
+func (p *Pool) serve(k *worker, w int) {
+	var last uint64
+	for {
+		deadline := time.Time{}
+		for spins := 0; k.seq.Load() == last; spins++ {
+			if k.stop.Load() {
+				return
 			}
-		}(p.wake)
+			if spins&255 != 255 {
+				continue
+			}
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+				continue
+			}
+			if now.After(deadline) {
+				k.parked.Store(true)
+				if k.seq.Load() == last && !k.stop.Load() {
+					<-k.wake
+				}
+				k.parked.Store(false)
+				deadline = time.Time{}
+			}
+		}
+		last = k.seq.Load()
+		p.work(w)
+		k.done.Store(last)
 	}
-	return min(k, p.workers)
 }
 
 // work takes chunks until none is left.
@@ -96,8 +151,12 @@ func (p *Pool) work(w int) {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.wake != nil {
-		close(p.wake)
-		p.wake, p.workers = nil, 0
+	for _, k := range p.workers {
+		k.stop.Store(true)
+		select {
+		case k.wake <- struct{}{}:
+		default:
+		}
 	}
+	p.workers = nil
 }

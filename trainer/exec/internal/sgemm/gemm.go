@@ -163,6 +163,9 @@ func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, 
 	g.pack = packJob{ta: ta, m: m, k: k, a: A, pack: g.packA}
 	pool.For(mp, max(1, 4096/max(4*k, 1)), &g.pack)
 	g.cols = colJob{g: g, tb: tb, m: m, n: n, k: k, b: B, c: C[:m*n], beta: beta}
-	pool.For((n+15)/16, 1, &g.cols)
+	// Whole runs of neighbouring panels per chunk: goroutines writing
+	// interleaved 64-byte panels of C fight over cache lines.
+	np := (n + 15) / 16
+	pool.For(np, max(1, np/(4*par.Threads())), &g.cols)
 	g.cols, g.pack = colJob{}, packJob{}
 }
