@@ -181,6 +181,9 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 		tr, err := exec.NewTrainer(r.be, tg, eg, exec.Optim{Kind: r.cfg.Optimizer, Momentum: float32(r.cfg.Momentum), WeightDecay: float32(r.cfg.WeightDecay)})
 		if err == nil {
 			r.net, r.tr = net, tr
+			if !tr.SetGraphs(!r.opts.Eager) && !r.opts.Eager && r.device != "cpu" {
+				r.em.send(ctx, Event{Kind: EventLog, Message: "CUDA graphs are not available here: every kernel of every step is queued"})
+			}
 			train, eval := tr.Programs()
 			if fb := append(train.Fallbacks, eval.Fallbacks...); len(fb) > 0 {
 				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("%d op(s) have no %s kernel and run through gorgonia on the CPU with copies: %s",

@@ -178,5 +178,31 @@ type Backend interface {
 	SGD(p, g, vel Buf, n int, s Buf)
 }
 
+// Captured is a captured sequence of a backend's work (a CUDA graph).
+type Captured uint64
+
+// Async is implemented by a backend whose work runs asynchronously on a
+// queue (CUDA): the trainer then keeps a few steps in flight, moves
+// batches and results through page-locked memory, and captures the whole
+// step once in a graph that it replays every step.
+type Async interface {
+	// HostAlloc returns n floats of page-locked host memory, valid until
+	// the backend closes.
+	HostAlloc(n int) ([]float32, error)
+	// UploadAsync and DownloadAsync queue copies from and to HostAlloc
+	// memory.
+	UploadAsync(dst Buf, src []float32)
+	DownloadAsync(dst []float32, src Buf)
+	// Record marks the queue's position with event ev (0 to 7); Wait
+	// blocks until the queue has passed it and returns the queue's error.
+	Record(ev int)
+	Wait(ev int) error
+	// CanCapture says whether Capture works here. Capture records what f
+	// queues (nothing runs) as a graph; Replay queues the graph.
+	CanCapture() bool
+	Capture(f func()) (Captured, error)
+	Replay(g Captured)
+}
+
 // NoBuf marks an absent optional buffer.
 const NoBuf Buf = -1

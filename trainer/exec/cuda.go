@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"unsafe"
 
 	"gpuwizard/assets"
@@ -49,15 +50,40 @@ func kernelNames() []string {
 }
 
 // Driver is the part of the CUDA driver API the backend launches through:
-// libcuda on a GPU, the CPU emulator of package cudaemu in tests.
+// libcuda on a GPU, the CPU emulator of package cudaemu in tests. Work
+// goes to one queue (a stream) in order.
 type Driver interface {
 	Alloc(bytes int) (uint64, error)
 	Free(p uint64)
+	// HtoD and DtoH copy from and to any host memory and wait for the
+	// queue.
 	HtoD(dst uint64, src []float32) error
 	DtoH(dst []float32, src uint64) error
-	// Launch runs a kernel of kernels.cu by name; arguments are 8-byte
+	// Launch queues a kernel of kernels.cu by name; arguments are 8-byte
 	// slots (ints and floats in the low bytes).
 	Launch(name string, gx, gy, bx, by int, args []uint64) error
+	// Sync waits for the queue.
+	Sync() error
+	// HostAlloc returns n floats of page-locked host memory, for the
+	// queued copies; HostFree releases it.
+	HostAlloc(n int) ([]float32, error)
+	HostFree(h []float32)
+	// HtoDAsync and DtoHAsync queue copies from and to HostAlloc memory.
+	HtoDAsync(dst uint64, src []float32) error
+	DtoHAsync(dst []float32, src uint64) error
+	// Record marks the queue's position with event ev (0 to 7); Wait
+	// blocks until the queue has passed it.
+	Record(ev int) error
+	Wait(ev int) error
+	// CanCapture says whether the queue can be captured as a graph.
+	// Between BeginCapture and EndCapture the queued work is recorded, not
+	// run; EndCapture returns it as a graph that Replay queues again;
+	// DropGraph releases it.
+	CanCapture() bool
+	BeginCapture() error
+	EndCapture() (uint64, error)
+	Replay(g uint64) error
+	DropGraph(g uint64)
 }
 
 // libDriver is Driver over the loaded libcuda and the embedded PTX.
@@ -66,10 +92,22 @@ type libDriver struct {
 	fn  map[string]unsafe.Pointer
 }
 
-func (d *libDriver) Alloc(bytes int) (uint64, error)      { return d.lib.alloc(bytes) }
-func (d *libDriver) Free(p uint64)                        { d.lib.free(p) }
-func (d *libDriver) HtoD(dst uint64, src []float32) error { return d.lib.htod(dst, src) }
-func (d *libDriver) DtoH(dst []float32, src uint64) error { return d.lib.dtoh(dst, src) }
+func (d *libDriver) Alloc(bytes int) (uint64, error)           { return d.lib.alloc(bytes) }
+func (d *libDriver) Free(p uint64)                             { d.lib.free(p) }
+func (d *libDriver) HtoD(dst uint64, src []float32) error      { return d.lib.htod(dst, src) }
+func (d *libDriver) DtoH(dst []float32, src uint64) error      { return d.lib.dtoh(dst, src) }
+func (d *libDriver) Sync() error                               { return d.lib.sync() }
+func (d *libDriver) HostAlloc(n int) ([]float32, error)        { return d.lib.hostAlloc(n) }
+func (d *libDriver) HostFree(h []float32)                      { d.lib.hostFree(h) }
+func (d *libDriver) HtoDAsync(dst uint64, src []float32) error { return d.lib.htodAsync(dst, src) }
+func (d *libDriver) DtoHAsync(dst []float32, src uint64) error { return d.lib.dtohAsync(dst, src) }
+func (d *libDriver) Record(ev int) error                       { return d.lib.record(ev) }
+func (d *libDriver) Wait(ev int) error                         { return d.lib.wait(ev) }
+func (d *libDriver) CanCapture() bool                          { return d.lib.canCapture() }
+func (d *libDriver) BeginCapture() error                       { return d.lib.beginCapture() }
+func (d *libDriver) EndCapture() (uint64, error)               { return d.lib.endCapture() }
+func (d *libDriver) Replay(g uint64) error                     { return d.lib.graphLaunch(g) }
+func (d *libDriver) DropGraph(g uint64)                        { d.lib.graphDrop(g) }
 func (d *libDriver) Launch(name string, gx, gy, bx, by int, args []uint64) error {
 	f, ok := d.fn[name]
 	if !ok {
@@ -81,19 +119,25 @@ func (d *libDriver) Launch(name string, gx, gy, bx, by int, args []uint64) error
 // CUDABackend runs the kernels on an NVIDIA GPU through the driver API,
 // loaded at run time: the binary links no CUDA library.
 type CUDABackend struct {
-	drv      Driver
-	lib      *cudaLib // nil on an emulated device
-	info     CUDAInfo
-	ptr      []uint64 // every buffer, views included
-	owned    []uint64 // the allocations, freed by Close
-	cublas   bool
-	err      error
-	args     []uint64 // launch arguments, reused
-	scratch  uint64   // partial sums of reductions and split-K products
-	scratchN int      // its floats
+	drv       Driver
+	lib       *cudaLib // nil on an emulated device
+	info      CUDAInfo
+	ptr       []uint64 // every buffer, views included
+	owned     []uint64 // the allocations, freed by Close
+	cublas    bool
+	err       error
+	args      []uint64    // launch arguments, reused
+	scratch   uint64      // partial sums of reductions and split-K products
+	scratchN  int         // its floats
+	host      [][]float32 // page-locked memory from HostAlloc
+	graphs    []uint64
+	capturing bool
 }
 
-var _ Backend = (*CUDABackend)(nil)
+var (
+	_ Backend = (*CUDABackend)(nil)
+	_ Async   = (*CUDABackend)(nil)
+)
 
 // NewCUDABackendOn runs the backend on another driver: the tests use the
 // CPU emulator, so the kernels and this file's launch code are checked
@@ -209,8 +253,12 @@ func (b *CUDABackend) FreeAll() error {
 	if b.drv == nil {
 		return nil
 	}
-	if b.lib != nil {
-		b.setErr(b.lib.sync())
+	b.setErr(b.drv.Sync())
+	for _, g := range b.graphs {
+		b.drv.DropGraph(g)
+	}
+	for _, h := range b.host {
+		b.drv.HostFree(h)
 	}
 	for _, p := range b.owned {
 		b.drv.Free(p)
@@ -218,7 +266,7 @@ func (b *CUDABackend) FreeAll() error {
 	if b.scratch != 0 {
 		b.drv.Free(b.scratch)
 	}
-	b.ptr, b.owned, b.scratch, b.scratchN = nil, nil, 0, 0
+	b.ptr, b.owned, b.scratch, b.scratchN, b.host, b.graphs = nil, nil, 0, 0, nil, nil
 	err := b.err
 	b.err = nil
 	return err
@@ -242,10 +290,12 @@ func (b *CUDABackend) scratchOf(n int) uint64 {
 	if n <= b.scratchN || b.err != nil {
 		return b.scratch
 	}
+	if b.capturing {
+		b.setErr(fmt.Errorf("%w: scratch space grew while a step was captured", ErrExec))
+		return 0
+	}
 	if b.scratch != 0 {
-		if b.lib != nil {
-			b.setErr(b.lib.sync())
-		}
+		b.setErr(b.drv.Sync())
 		b.drv.Free(b.scratch)
 		b.scratch, b.scratchN = 0, 0
 	}
@@ -279,10 +329,90 @@ func (b *CUDABackend) Err() error { return b.err }
 
 // Sync waits for every queued kernel.
 func (b *CUDABackend) Sync() error {
-	if b.err == nil && b.lib != nil {
-		b.setErr(b.lib.sync())
+	if b.err == nil {
+		b.setErr(b.drv.Sync())
 	}
 	return b.err
+}
+
+// HostAlloc implements Async: page-locked memory, released by Close.
+func (b *CUDABackend) HostAlloc(n int) ([]float32, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	h, err := b.drv.HostAlloc(n)
+	if err != nil {
+		var ce *cuError
+		if errors.As(err, &ce) && ce.code == 2 {
+			return nil, fmt.Errorf("%w: %d KiB of page-locked host memory: %w", ErrOutOfMemory, (4*n)>>10, err)
+		}
+		return nil, err
+	}
+	b.host = append(b.host, h)
+	return h, nil
+}
+
+// UploadAsync implements Async.
+func (b *CUDABackend) UploadAsync(dst Buf, src []float32) {
+	if b.err == nil {
+		b.setErr(b.drv.HtoDAsync(b.ptr[dst], src))
+	}
+}
+
+// DownloadAsync implements Async.
+func (b *CUDABackend) DownloadAsync(dst []float32, src Buf) {
+	if b.err == nil {
+		b.setErr(b.drv.DtoHAsync(dst, b.ptr[src]))
+	}
+}
+
+// Record implements Async.
+func (b *CUDABackend) Record(ev int) {
+	if b.err == nil {
+		b.setErr(b.drv.Record(ev))
+	}
+}
+
+// Wait implements Async.
+func (b *CUDABackend) Wait(ev int) error {
+	if b.err == nil {
+		b.setErr(b.drv.Wait(ev))
+	}
+	return b.err
+}
+
+// CanCapture implements Async.
+func (b *CUDABackend) CanCapture() bool { return b.drv != nil && b.drv.CanCapture() }
+
+// Capture implements Async: what f queues becomes a graph.
+func (b *CUDABackend) Capture(f func()) (Captured, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := b.drv.BeginCapture(); err != nil {
+		return 0, fmt.Errorf("%w: capturing a step: %w", ErrExec, err)
+	}
+	b.capturing = true
+	f()
+	b.capturing = false
+	g, err := b.drv.EndCapture()
+	if b.err != nil {
+		return 0, b.err
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: capturing a step: %w", ErrExec, err)
+	}
+	b.graphs = append(b.graphs, g)
+	return Captured(g), nil
+}
+
+// Replay implements Async.
+func (b *CUDABackend) Replay(g Captured) {
+	if b.err == nil {
+		b.setErr(b.drv.Replay(uint64(g)))
+	}
 }
 
 func (b *CUDABackend) p(x Buf) uint64 {

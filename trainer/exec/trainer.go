@@ -31,6 +31,21 @@ type Trainer struct {
 	head, n     int
 	loss        [1]float32
 	evalOut     []float32
+	// On an asynchronous backend: page-locked batches and results per
+	// slot, and each slot's captured step.
+	async     Async
+	pin       [depth]pinned
+	graphs    bool // capture the step (where the backend can)
+	warm      bool // a step has run eagerly: lazily sized buffers exist
+	graph     [depth]Captured
+	captured  [depth]bool
+	collected []float32
+}
+
+// pinned is one slot's page-locked memory: the input block (batch, labels
+// and the optimiser's scalars) and the loss and logits.
+type pinned struct {
+	in, out []float32
 }
 
 // depth is how many launched steps may await Collect.
@@ -92,8 +107,33 @@ func NewTrainer(be Backend, train, eval Graph, opt Optim) (*Trainer, error) {
 			return nil, err
 		}
 	}
+	if a, ok := be.(Async); ok {
+		t.async = a
+		for i := range t.pin {
+			if t.pin[i].in, err = a.HostAlloc(tp.InTotal); err != nil {
+				return nil, fmt.Errorf("%w: page-locked input: %w", ErrExec, err)
+			}
+			if t.pin[i].out, err = a.HostAlloc(1 + tp.OutputSize(1)); err != nil {
+				return nil, fmt.Errorf("%w: page-locked output: %w", ErrExec, err)
+			}
+		}
+		t.collected = make([]float32, tp.OutputSize(1))
+		t.graphs = a.CanCapture() && len(tp.Fallbacks) == 0
+	}
 	return t, nil
 }
+
+// SetGraphs chooses, on a backend that can capture (CUDA), between
+// capturing the training step once per slot and replaying it (the
+// default) and queueing every kernel of every step (eager: for debugging,
+// or to compare). It says whether graphs are used.
+func (t *Trainer) SetGraphs(on bool) bool {
+	t.graphs = on && t.async != nil && t.async.CanCapture() && len(t.train.Fallbacks) == 0
+	return t.graphs
+}
+
+// Graphs says whether training steps are captured and replayed.
+func (t *Trainer) Graphs() bool { return t.graphs }
 
 // Backend is the backend the trainer runs on.
 func (t *Trainer) Backend() Backend { return t.be }
@@ -150,31 +190,85 @@ func (t *Trainer) Update(lr float32) error {
 // Launch runs (or, on an asynchronous backend, queues) one training step
 // on batch x, y at rate lr: forward, backward and the update. Its loss and
 // logits come from Collect, in launch order; at most Depth steps may wait
-// for it.
+// for it. On an asynchronous backend the batch goes through page-locked
+// memory, and the step, once captured, is replayed as one graph.
 func (t *Trainer) Launch(x, y []float32, lr float32) error {
 	if t.n == depth {
 		return fmt.Errorf("%w: %d steps await Collect", ErrExec, t.n)
 	}
-	if _, _, err := t.Forward(x, y); err != nil {
-		return err
+	if t.async == nil {
+		if _, _, err := t.Forward(x, y); err != nil {
+			return err
+		}
+		if err := t.Update(lr); err != nil {
+			return err
+		}
+		t.n++
+		return nil
 	}
-	if err := t.Update(lr); err != nil {
+	tp := t.train
+	if len(x) != tp.inSize[0] || len(y) != tp.inSize[1] {
+		return fmt.Errorf("%w: a batch of %d inputs and %d labels, want %d and %d", ErrExec, len(x), len(y), tp.inSize[0], tp.inSize[1])
+	}
+	q := (t.head + t.n) % depth
+	p := &t.pin[q]
+	copy(p.in[tp.InOff[0]:], x)
+	copy(p.in[tp.InOff[1]:], y)
+	t.scalars(lr)
+	copy(p.in[tp.ExtraOff:], t.scal)
+	switch {
+	case t.graphs && t.warm:
+		if !t.captured[q] {
+			g, err := t.async.Capture(func() { t.queueStep(q) })
+			if err != nil {
+				return fmt.Errorf("%w: capturing the training step: %w", ErrExec, err)
+			}
+			t.graph[q], t.captured[q] = g, true
+		}
+		t.async.Replay(t.graph[q])
+	default:
+		t.queueStep(q)
+		t.warm = true
+	}
+	t.async.Record(q)
+	if err := t.be.Err(); err != nil {
 		return err
 	}
 	t.n++
 	return nil
 }
 
+// queueStep queues slot q's step: the input block from page-locked
+// memory, every planned kernel, the update, and the loss and logits back.
+func (t *Trainer) queueStep(q int) {
+	tp, p := t.train, &t.pin[q]
+	t.async.UploadAsync(tp.InBlock, p.in)
+	for _, f := range tp.steps {
+		f()
+	}
+	t.optimise()
+	t.async.DownloadAsync(p.out[:1], tp.outputs[0])
+	t.async.DownloadAsync(p.out[1:], tp.outputs[1])
+}
+
 // Collect returns the loss and logits of the oldest launched step not yet
-// collected (the logits are valid until the Collect after next).
+// collected (the logits are valid until the next Collect), waiting for it
+// on an asynchronous backend.
 func (t *Trainer) Collect() (float32, []float32, error) {
 	if t.n == 0 {
 		return 0, nil, fmt.Errorf("%w: no step awaits Collect", ErrExec)
 	}
-	r := &t.ring[t.head]
+	q := t.head
 	t.head = (t.head + 1) % depth
 	t.n--
-	return r.loss, r.logits, nil
+	if t.async == nil {
+		return t.ring[q].loss, t.ring[q].logits, nil
+	}
+	if err := t.async.Wait(q); err != nil {
+		return 0, nil, err
+	}
+	copy(t.collected, t.pin[q].out[1:])
+	return t.pin[q].out[0], t.collected, nil
 }
 
 // Pending is the number of launched steps not yet collected.

@@ -219,24 +219,58 @@ import (
 
 // Device is an emulated GPU: memory is host memory from C's allocator
 // (device pointers are its addresses), and launches run the kernels on the
-// CPU, one at a time.
+// CPU, one at a time, when they are queued. It learns stream capture as
+// the driver does it: between BeginCapture and EndCapture launches and
+// queued copies are recorded instead of run, and what the driver forbids
+// while a stream is captured (synchronous copies, allocation, waiting)
+// fails; Replay runs a recording again, reading the arguments recorded.
 type Device struct {
-	mu    sync.Mutex
-	alloc map[uint64]bool
+	mu        sync.Mutex
+	alloc     map[uint64]bool
+	capturing bool
+	rec       []op
+	graphs    map[uint64][]op
+	nextGraph uint64
+	replays   int
+	launches  int
+}
+
+// op is one recorded piece of queued work.
+type op struct {
+	kind           int // opLaunch, opHtoD, opDtoH
+	name           string
+	gx, gy, bx, by int
+	args           []uint64
+	dev            uint64
+	host           []float32
+}
+
+const (
+	opLaunch = iota
+	opHtoD
+	opDtoH
+)
+
+// errCapture is the driver's CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+func errCapture(what string) error {
+	return fmt.Errorf("cudaemu: %s is not permitted while the stream is captured (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)", what)
 }
 
 // New returns an emulated device.
-func New() *Device { return &Device{alloc: map[uint64]bool{}} }
+func New() *Device { return &Device{alloc: map[uint64]bool{}, graphs: map[uint64][]op{}} }
 
 // Alloc returns bytes of zeroed memory.
 func (d *Device) Alloc(bytes int) (uint64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return 0, errCapture("cuMemAlloc")
+	}
 	p := uint64(C.emu_alloc(C.size_t(max(bytes, 4))))
 	if p == 0 {
 		return 0, fmt.Errorf("cudaemu: out of host memory for %d bytes", bytes)
 	}
-	d.mu.Lock()
 	d.alloc[p] = true
-	d.mu.Unlock()
 	return p, nil
 }
 
@@ -252,25 +286,53 @@ func (d *Device) Free(p uint64) {
 
 // HtoD copies src to device address dst.
 func (d *Device) HtoD(dst uint64, src []float32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return errCapture("a synchronous copy")
+	}
+	htod(dst, src)
+	return nil
+}
+
+func htod(dst uint64, src []float32) {
 	if len(src) > 0 {
 		C.emu_htod(C.uint64_t(dst), (*C.float)(unsafe.Pointer(&src[0])), C.size_t(4*len(src)))
 	}
-	return nil
+}
+
+func dtoh(dst []float32, src uint64) {
+	if len(dst) > 0 {
+		C.emu_dtoh((*C.float)(unsafe.Pointer(&dst[0])), C.uint64_t(src), C.size_t(4*len(dst)))
+	}
 }
 
 // DtoH copies from device address src to dst.
 func (d *Device) DtoH(dst []float32, src uint64) error {
-	if len(dst) > 0 {
-		C.emu_dtoh((*C.float)(unsafe.Pointer(&dst[0])), C.uint64_t(src), C.size_t(4*len(dst)))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return errCapture("a synchronous copy")
 	}
+	dtoh(dst, src)
 	return nil
 }
 
 // Launch runs kernel name on a gx×gy grid of bx×by blocks with the
-// arguments packed as the real driver takes them (8-byte slots).
+// arguments packed as the real driver takes them (8-byte slots), or
+// records it while capturing.
 func (d *Device) Launch(name string, gx, gy, bx, by int, args []uint64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.capturing {
+		d.rec = append(d.rec, op{kind: opLaunch, name: name, gx: gx, gy: gy, bx: bx, by: by, args: append([]uint64(nil), args...)})
+		return nil
+	}
+	return d.launch(name, gx, gy, bx, by, args)
+}
+
+func (d *Device) launch(name string, gx, gy, bx, by int, args []uint64) error {
+	d.launches++
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
 	a := (*C.uint64_t)(C.calloc(C.size_t(len(args)+1), 8))
@@ -282,4 +344,144 @@ func (d *Device) Launch(name string, gx, gy, bx, by int, args []uint64) error {
 		return fmt.Errorf("cudaemu: launching %s: code %d", name, int(r))
 	}
 	return nil
+}
+
+// Sync waits for the queue: queued work has already run.
+func (d *Device) Sync() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return errCapture("synchronising")
+	}
+	return nil
+}
+
+// HostAlloc returns n floats of C memory (the emulator's page-locked
+// memory).
+func (d *Device) HostAlloc(n int) ([]float32, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return nil, errCapture("cuMemAllocHost")
+	}
+	p := C.calloc(C.size_t(max(n, 1)), 4)
+	if p == nil {
+		return nil, fmt.Errorf("cudaemu: out of host memory for %d floats", n)
+	}
+	return unsafe.Slice((*float32)(p), max(n, 1))[:n], nil
+}
+
+// HostFree releases memory from HostAlloc.
+func (d *Device) HostFree(h []float32) {
+	if cap(h) > 0 {
+		C.free(unsafe.Pointer(unsafe.SliceData(h[:1])))
+	}
+}
+
+// HtoDAsync queues (runs, or records) a copy to the device.
+func (d *Device) HtoDAsync(dst uint64, src []float32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		d.rec = append(d.rec, op{kind: opHtoD, dev: dst, host: src})
+		return nil
+	}
+	htod(dst, src)
+	return nil
+}
+
+// DtoHAsync queues (runs, or records) a copy from the device.
+func (d *Device) DtoHAsync(dst []float32, src uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		d.rec = append(d.rec, op{kind: opDtoH, dev: src, host: dst})
+		return nil
+	}
+	dtoh(dst, src)
+	return nil
+}
+
+// Record marks the queue: its work has already run.
+func (d *Device) Record(ev int) error {
+	if ev < 0 || ev >= 8 {
+		return fmt.Errorf("cudaemu: no event %d", ev)
+	}
+	return nil
+}
+
+// Wait waits for an event: its work has already run.
+func (d *Device) Wait(ev int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return errCapture("waiting for an event")
+	}
+	return nil
+}
+
+// CanCapture says the emulator captures.
+func (d *Device) CanCapture() bool { return true }
+
+// BeginCapture starts recording.
+func (d *Device) BeginCapture() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.capturing {
+		return errCapture("beginning a capture")
+	}
+	d.capturing, d.rec = true, nil
+	return nil
+}
+
+// EndCapture stops recording and returns the recording's handle.
+func (d *Device) EndCapture() (uint64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.capturing {
+		return 0, fmt.Errorf("cudaemu: the stream is not being captured")
+	}
+	d.capturing = false
+	d.nextGraph++
+	d.graphs[d.nextGraph], d.rec = d.rec, nil
+	return d.nextGraph, nil
+}
+
+// Replay runs a recording.
+func (d *Device) Replay(g uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ops, ok := d.graphs[g]
+	if !ok || d.capturing {
+		return fmt.Errorf("cudaemu: graph %d cannot be launched here", g)
+	}
+	d.replays++
+	for _, o := range ops {
+		switch o.kind {
+		case opLaunch:
+			if err := d.launch(o.name, o.gx, o.gy, o.bx, o.by, o.args); err != nil {
+				return err
+			}
+		case opHtoD:
+			htod(o.dev, o.host)
+		case opDtoH:
+			dtoh(o.host, o.dev)
+		}
+	}
+	return nil
+}
+
+// DropGraph releases a recording.
+func (d *Device) DropGraph(g uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.graphs, g)
+}
+
+// Stats returns how many kernels ran (recorded ones count when replayed)
+// and how many graphs were replayed.
+func (d *Device) Stats() (launches, replays int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.launches, d.replays
 }

@@ -7,7 +7,11 @@
 // a parked goroutine does not: on a virtual machine the idle CPU has
 // halted, and waking it costs tens of microseconds, every kernel. So the
 // workers spin a while (spinFor) waiting for the next loop before they
-// park, as OpenMP's runtimes do, and the caller spins waiting for them.
+// park, as OpenMP's runtimes do, and the caller spins a while (waitFor)
+// waiting for them before it blocks. Spinning threads also yield the CPU
+// to the operating system now and then: where the scheduler puts the
+// caller and a worker on one CPU (a busy host does), a thread that spins
+// without yielding holds up the one it waits for by a whole time slice.
 package par
 
 import (
@@ -31,6 +35,13 @@ type Job interface {
 // an idle trainer costs nothing.
 const spinFor = 200 * time.Microsecond
 
+// waitFor is how long the caller spins for a worker to finish before it
+// blocks.
+const waitFor = 50 * time.Microsecond
+
+// yieldEvery is how many spins pass between yields to the OS scheduler.
+const yieldEvery = 64
+
 // Pool runs jobs on up to GOMAXPROCS goroutines: the caller's and workers
 // started on first use. One For runs at a time (For is not reentrant); a
 // Pool's zero value is ready. Close stops the workers.
@@ -47,12 +58,14 @@ type Pool struct {
 // worker is one goroutine's mailbox: the caller publishes a loop number in
 // seq and the worker answers in done when it has finished that loop.
 type worker struct {
-	seq    atomic.Uint64
-	done   atomic.Uint64
-	parked atomic.Bool
-	wake   chan struct{} // one token: the caller's nudge to a parked worker
-	stop   atomic.Bool
-	_      [64]byte // keep workers' counters on separate cache lines
+	seq     atomic.Uint64
+	done    atomic.Uint64
+	parked  atomic.Bool
+	waiting atomic.Bool   // the caller blocks on fin
+	wake    chan struct{} // one token: the caller's nudge to a parked worker
+	fin     chan struct{} // one token: the worker's nudge to a blocked caller
+	stop    atomic.Bool
+	_       [64]byte // keep workers' counters on separate cache lines
 }
 
 // Threads is the number of goroutines For would use now.
@@ -75,7 +88,7 @@ func (p *Pool) For(n, grain int, j Job) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.workers) < w-1 {
-		k := &worker{wake: make(chan struct{}, 1)}
+		k := &worker{wake: make(chan struct{}, 1), fin: make(chan struct{}, 1)}
 		p.workers = append(p.workers, k)
 		go p.serve(k, len(p.workers))
 	}
@@ -94,13 +107,34 @@ func (p *Pool) For(n, grain int, j Job) {
 	}
 	p.work(0)
 	for _, k := range p.workers[:w-1] {
-		for spins := 0; k.done.Load() != seq; spins++ {
-			if spins > 64 {
-				runtime.Gosched()
-			}
-		}
+		k.await(seq)
 	}
 	p.job = nil
+}
+
+// await returns when worker k has finished loop seq: it spins for up to
+// waitFor, then blocks until the worker nudges it.
+func (k *worker) await(seq uint64) {
+	var deadline time.Time
+	for spins := 1; k.done.Load() != seq; spins++ {
+		if spins%yieldEvery != 0 {
+			continue
+		}
+		yield()
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(waitFor)
+			continue
+		}
+		if now.After(deadline) {
+			k.waiting.Store(true)
+			for k.done.Load() != seq {
+				<-k.fin
+			}
+			k.waiting.Store(false)
+			return
+		}
+	}
 }
 
 // serve is worker k's goroutine (index w): it runs each loop published
@@ -109,13 +143,14 @@ func (p *Pool) serve(k *worker, w int) {
 	var last uint64
 	for {
 		deadline := time.Time{}
-		for spins := 0; k.seq.Load() == last; spins++ {
+		for spins := 1; k.seq.Load() == last; spins++ {
 			if k.stop.Load() {
 				return
 			}
-			if spins&255 != 255 {
+			if spins%yieldEvery != 0 {
 				continue
 			}
+			yield()
 			now := time.Now()
 			if deadline.IsZero() {
 				deadline = now.Add(spinFor)
@@ -133,6 +168,12 @@ func (p *Pool) serve(k *worker, w int) {
 		last = k.seq.Load()
 		p.work(w)
 		k.done.Store(last)
+		if k.waiting.Load() {
+			select {
+			case k.fin <- struct{}{}:
+			default: // a token is already waiting
+			}
+		}
 	}
 }
 
