@@ -233,6 +233,7 @@ type Device struct {
 	nextGraph uint64
 	replays   int
 	launches  int
+	counts    map[string]int
 }
 
 // op is one recorded piece of queued work.
@@ -257,7 +258,9 @@ func errCapture(what string) error {
 }
 
 // New returns an emulated device.
-func New() *Device { return &Device{alloc: map[uint64]bool{}, graphs: map[uint64][]op{}} }
+func New() *Device {
+	return &Device{alloc: map[uint64]bool{}, graphs: map[uint64][]op{}, counts: map[string]int{}}
+}
 
 // Alloc returns bytes of zeroed memory.
 func (d *Device) Alloc(bytes int) (uint64, error) {
@@ -333,6 +336,7 @@ func (d *Device) Launch(name string, gx, gy, bx, by int, args []uint64) error {
 
 func (d *Device) launch(name string, gx, gy, bx, by int, args []uint64) error {
 	d.launches++
+	d.counts[name]++
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
 	a := (*C.uint64_t)(C.calloc(C.size_t(len(args)+1), 8))
@@ -476,6 +480,15 @@ func (d *Device) DropGraph(g uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.graphs, g)
+}
+
+// Counts returns how many times each kernel ran, and resets the counts.
+func (d *Device) Counts() map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.counts
+	d.counts = map[string]int{}
+	return c
 }
 
 // Stats returns how many kernels ran (recorded ones count when replayed)
