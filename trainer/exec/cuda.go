@@ -135,9 +135,25 @@ type CUDABackend struct {
 }
 
 var (
-	_ Backend = (*CUDABackend)(nil)
-	_ Async   = (*CUDABackend)(nil)
+	_ Backend          = (*CUDABackend)(nil)
+	_ Async            = (*CUDABackend)(nil)
+	_ MemoryReporter   = (*CUDABackend)(nil)
+	_ Releaser         = (*CUDABackend)(nil)
+	_ OverheadReporter = (*CUDABackend)(nil)
 )
+
+// MemoryOverhead implements OverheadReporter: the reductions' and split-K
+// products' scratch space (grown to what the plan's steps need, estimated
+// here at 16 MiB) and, where cuBLAS runs, its kernels' own allocations.
+// cuBLAS's 32 MiB workspace and the context are taken before MemInfo is
+// read.
+func (b *CUDABackend) MemoryOverhead() int64 {
+	const scratch, blas = 16 << 20, 16 << 20
+	if b.cublas {
+		return scratch + blas
+	}
+	return scratch
+}
 
 // NewCUDABackendOn runs the backend on another driver: the tests use the
 // CPU emulator, so the kernels and this file's launch code are checked
