@@ -45,6 +45,9 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	if res.DeviceInfo != "" {
 		fmt.Fprintf(env.Stderr, "bench: %s: %s\n", res.Device, res.DeviceInfo)
 	}
+	if res.GraphError != "" {
+		fmt.Fprintf(env.Stderr, "bench: CUDA graphs failed, every kernel was queued: %s\n", res.GraphError)
+	}
 	impl := res.Engine
 	if res.Graphs {
 		impl += "-cudagraph"

@@ -40,7 +40,8 @@ type BenchResult struct {
 	ImagesPerSec          float64
 	ImagesPerCPUSec       float64 // images per second of this process's CPU time
 	LossFirst, LossLast   float32
-	Graphs                bool // the step was captured once and replayed (CUDA graphs)
+	Graphs                bool   // the step was captured once and replayed (CUDA graphs)
+	GraphError            string // why capturing failed, when it did (the steps ran eagerly)
 }
 
 // Bench runs cfg's measurement. It fails with ErrConfig for bad settings,
@@ -114,7 +115,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		return res, err
 	}
 	if st.tr != nil {
-		res.Graphs = st.tr.SetGraphs(!cfg.Eager)
+		st.tr.SetGraphs(!cfg.Eager)
 	}
 	for i := 0; i < cfg.Warmup; i++ {
 		if err := st.launch(i); err != nil {
@@ -136,6 +137,12 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	}
 	if res.LossLast, err = st.drain(); err != nil {
 		return res, err
+	}
+	if st.tr != nil {
+		var gerr error
+		if res.Graphs, gerr = st.tr.Graphs(); gerr != nil {
+			res.GraphError = gerr.Error()
+		}
 	}
 	res.Seconds = time.Since(t0).Seconds()
 	cpu := cpuTime() - cpu0

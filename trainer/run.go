@@ -355,6 +355,7 @@ func (r *runner) loop(ctx context.Context) error {
 		inflight[i].labels = make([]int, cfg.Batch)
 	}
 	inHead := 0
+	graphSaid := false
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		train.Shuffle(cfg.Seed*1000003 + int64(epoch))
 		epStart := time.Now()
@@ -366,6 +367,10 @@ func (r *runner) loop(ctx context.Context) error {
 		// launched step keeps what its results are judged against.
 		collect := func() error {
 			loss, logits, err := r.tr.Collect()
+			if on, gerr := r.tr.Graphs(); !on && gerr != nil && !graphSaid {
+				graphSaid = true
+				r.em.send(ctx, Event{Kind: EventLog, Message: "CUDA graphs failed, so every kernel of every step is queued: " + gerr.Error()})
+			}
 			ls := &inflight[inHead]
 			inHead = (inHead + 1) % len(inflight)
 			if err != nil {

@@ -131,6 +131,7 @@ type CUDABackend struct {
 	scratchN  int         // its floats
 	host      [][]float32 // page-locked memory from HostAlloc
 	graphs    []uint64
+	retired   []uint64 // outgrown scratch a captured graph may still read
 	capturing bool
 }
 
@@ -282,7 +283,10 @@ func (b *CUDABackend) FreeAll() error {
 	if b.scratch != 0 {
 		b.drv.Free(b.scratch)
 	}
-	b.ptr, b.owned, b.scratch, b.scratchN, b.host, b.graphs = nil, nil, 0, 0, nil, nil
+	for _, p := range b.retired {
+		b.drv.Free(p)
+	}
+	b.ptr, b.owned, b.scratch, b.scratchN, b.host, b.graphs, b.retired = nil, nil, 0, 0, nil, nil, nil
 	err := b.err
 	b.err = nil
 	return err
@@ -310,9 +314,8 @@ func (b *CUDABackend) scratchOf(n int) uint64 {
 		b.setErr(fmt.Errorf("%w: scratch space grew while a step was captured", ErrExec))
 		return 0
 	}
-	if b.scratch != 0 {
-		b.setErr(b.drv.Sync())
-		b.drv.Free(b.scratch)
+	if b.scratch != 0 { // graphs captured with it read it still: free it with them
+		b.retired = append(b.retired, b.scratch)
 		b.scratch, b.scratchN = 0, 0
 	}
 	n = max(n, 1<<16)
@@ -400,7 +403,9 @@ func (b *CUDABackend) Wait(ev int) error {
 // CanCapture implements Async.
 func (b *CUDABackend) CanCapture() bool { return b.drv != nil && b.drv.CanCapture() }
 
-// Capture implements Async: what f queues becomes a graph.
+// Capture implements Async: what f queues becomes a graph. A capture
+// that fails (an operation the driver does not capture) leaves the backend
+// usable: the error is returned, not kept, and nothing f queued has run.
 func (b *CUDABackend) Capture(f func()) (Captured, error) {
 	if b.err != nil {
 		return 0, b.err
@@ -415,7 +420,10 @@ func (b *CUDABackend) Capture(f func()) (Captured, error) {
 	b.capturing = false
 	g, err := b.drv.EndCapture()
 	if b.err != nil {
-		return 0, b.err
+		err, b.err = b.err, nil
+		if g != 0 {
+			b.drv.DropGraph(g)
+		}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: capturing a step: %w", ErrExec, err)

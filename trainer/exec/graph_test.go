@@ -204,3 +204,25 @@ func TestStepLaunches(t *testing.T) {
 		be.Close()
 	}
 }
+
+// TestCaptureFailureLeavesBackendUsable: an operation the driver does not
+// capture (a synchronous copy) fails the capture, and the backend goes on
+// working: the failure is returned, not kept.
+func TestCaptureFailureLeavesBackendUsable(t *testing.T) {
+	be := exec.NewCUDABackendOn(cudaemu.New(), exec.CUDAInfo{Name: "emulated"})
+	defer be.Close()
+	a, _ := be.Alloc(4)
+	o, _ := be.Alloc(4)
+	if _, err := be.Capture(func() { be.Upload(a, []float32{1, 2, 3, 4}) }); err == nil {
+		t.Fatal("a synchronous copy was captured")
+	}
+	if err := be.Err(); err != nil {
+		t.Fatalf("the failed capture left an error behind: %v", err)
+	}
+	be.Upload(a, []float32{1, -2, 3, -4})
+	be.Unary(exec.OpNeg, a, o, 4)
+	got := make([]float32, 4)
+	if err := be.Download(got, o); err != nil || got[1] != 2 {
+		t.Fatalf("after a failed capture: %v %v", got, err)
+	}
+}

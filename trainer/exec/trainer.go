@@ -40,6 +40,7 @@ type Trainer struct {
 	graph     [depth]Captured
 	captured  [depth]bool
 	collected []float32
+	graphErr  error // why capturing failed (the steps then run eagerly)
 }
 
 // pinned is one slot's page-locked memory: the input block (batch, labels
@@ -132,8 +133,9 @@ func (t *Trainer) SetGraphs(on bool) bool {
 	return t.graphs
 }
 
-// Graphs says whether training steps are captured and replayed.
-func (t *Trainer) Graphs() bool { return t.graphs }
+// Graphs says whether training steps are captured and replayed, and, when
+// a capture failed and the steps went on eagerly, why.
+func (t *Trainer) Graphs() (bool, error) { return t.graphs, t.graphErr }
 
 // Backend is the backend the trainer runs on.
 func (t *Trainer) Backend() Backend { return t.be }
@@ -220,8 +222,10 @@ func (t *Trainer) Launch(x, y []float32, lr float32) error {
 	case t.graphs && t.warm:
 		if !t.captured[q] {
 			g, err := t.async.Capture(func() { t.queueStep(q) })
-			if err != nil {
-				return fmt.Errorf("%w: capturing the training step: %w", ErrExec, err)
+			if err != nil { // go on eagerly, and say why
+				t.graphs, t.graphErr = false, err
+				t.queueStep(q)
+				break
 			}
 			t.graph[q], t.captured[q] = g, true
 		}
