@@ -15,6 +15,11 @@
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (long long)blockDim.x * gridDim.x)
 
+// Element counts arrive as int, so every index fits in 32 bits: index
+// arithmetic is unsigned 32-bit, whose division the GPU does in a few
+// instructions (64-bit division is a long software routine).
+typedef unsigned int u32;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,7 +69,7 @@ __global__ void gw_unary(int op, const float *a, float *o, int n) {
 __device__ __forceinline__ float gw_epi(float v, long long i, const float *scale, const float *bias, int inner,
                                         int c, float *mask) {
     if (scale || bias) {
-        int ch = (int)((i / inner) % c);
+        u32 ch = ((u32)i / (u32)inner) % (u32)c;
         if (scale) v *= scale[ch];
         if (bias) v += bias[ch];
     }
@@ -87,9 +92,8 @@ __global__ void gw_apply(const float *in, float *out, int n, const float *scale,
 __global__ void gw_repeat(const float *in, float *out, int outer, int rep, int inner) {
     long long n = (long long)outer * rep * inner;
     GRID_LOOP(i, n) {
-        long long o = i / ((long long)rep * inner);
-        int k = (int)(i % inner);
-        out[i] = in[o * inner + k];
+        u32 u = (u32)i, o = u / ((u32)rep * (u32)inner), k = u % (u32)inner;
+        out[i] = in[o * (u32)inner + k];
     }
 }
 
@@ -135,7 +139,7 @@ __global__ void gw_reduce_rows(const float *in, float *part, int nrows, int A, i
             for (long long e = lo + threadIdx.x; e < hi; e += blockDim.x) v += p[e];
         } else {
             for (long long e = lo + threadIdx.x; e < hi; e += blockDim.x) {
-                long long a = e / B, b = e - a * B;
+                u32 a = (u32)e / (u32)B, b = (u32)e - a * (u32)B;
                 v += p[a * strideA + b];
             }
         }
@@ -217,9 +221,10 @@ __global__ void gw_maxpool(const float *in, float *out, float *idx, int planes, 
                            int OH, int OW, int KH, int KW, int SH, int SW) {
     long long n = (long long)planes * OH * OW;
     GRID_LOOP(i, n) {
-        int ox = (int)(i % OW), oy = (int)((i / OW) % OH);
-        long long plane = i / ((long long)OH * OW);
-        const float *src = in + plane * H * W;
+        u32 u = (u32)i, q = u / (u32)OW;
+        int ox = (int)(u - q * (u32)OW), oy = (int)(q % (u32)OH);
+        u32 plane = q / (u32)OH;
+        const float *src = in + (long long)plane * H * W;
         float best = -3.402823466e38f;
         int at = -1;
         int y0 = oy * SH, x0 = ox * SW;
@@ -239,8 +244,9 @@ __global__ void gw_maxpool_grad(const float *g, const float *idx, const float *m
                                 int H, int W, int OH, int OW, int KH, int KW, int SH, int SW) {
     long long n = (long long)planes * H * W;
     GRID_LOOP(i, n) {
-        int x = (int)(i % W), y = (int)((i / W) % H);
-        long long plane = i / ((long long)H * W);
+        u32 u = (u32)i, q = u / (u32)W;
+        int x = (int)(u - q * (u32)W), y = (int)(q % (u32)H);
+        long long plane = q / (u32)H;
         int oy0 = y >= KH ? (y - KH) / SH + 1 : 0, ox0 = x >= KW ? (x - KW) / SW + 1 : 0;
         int oy1 = y / SH < OH - 1 ? y / SH : OH - 1, ox1 = x / SW < OW - 1 ? x / SW : OW - 1;
         float s = 0.f;
@@ -265,14 +271,14 @@ __global__ void gw_bn_train(const float *x, float *out, float *save, float *runn
     long long cnt = (long long)N * HW;
     float s = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW;
-        s += x[(b * C + c) * HW + k];
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        s += x[((long long)b * C + c) * HW + k];
     }
     float mean = gw_block_sum(s, sh) / (float)cnt;
     float ss = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW;
-        float d = x[(b * C + c) * HW + k] - mean;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        float d = x[((long long)b * C + c) * HW + k] - mean;
         ss += d * d;
     }
     ss = gw_block_sum(ss, sh);
@@ -284,7 +290,8 @@ __global__ void gw_bn_train(const float *x, float *out, float *save, float *runn
         running[C + c] = momentum * (ss / (float)(cnt - 1)) + (1.f - momentum) * running[C + c];
     }
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         out[at] = (x[at] - mean) * inv;
     }
 }
@@ -292,7 +299,7 @@ __global__ void gw_bn_train(const float *x, float *out, float *save, float *runn
 __global__ void gw_bn_eval(const float *x, float *out, const float *running, int N, int C, int HW, float eps) {
     long long n = (long long)N * C * HW;
     GRID_LOOP(i, n) {
-        int c = (int)((i / HW) % C);
+        u32 c = ((u32)i / (u32)HW) % (u32)C;
         out[i] = (x[i] - running[c]) / sqrtf(running[C + c] + eps);
     }
 }
@@ -306,7 +313,8 @@ __global__ void gw_bn_grad(const float *x, const float *g, float *out, const flo
     float mean = save[c], inv = save[C + c];
     float s = 0.f, dot = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         s += g[at];
         dot += (x[at] - mean) * g[at];
     }
@@ -314,7 +322,8 @@ __global__ void gw_bn_grad(const float *x, const float *g, float *out, const flo
     dot = gw_block_sum(dot, sh);
     float k2 = dot * inv * inv / (float)cnt, gm = s / (float)cnt;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         out[at] = (g[at] - (x[at] - mean) * k2 - gm) * inv;
     }
 }
@@ -324,10 +333,10 @@ __global__ void gw_im2col(const float *x, float *cols, int N, int C, int H, int 
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)C * K * K * NP;
     GRID_LOOP(i, n) {
-        long long col = i % NP, row = i / NP;
-        int kx = (int)(row % K), ky = (int)((row / K) % K), c = (int)(row / (K * K));
-        int b = (int)(col / P), p = (int)(col % P);
-        int iy = p / OW + ky - pad, ix = p % OW + kx - pad;
+        u32 u = (u32)i, row = u / (u32)NP, col = u - row * (u32)NP;
+        u32 rk = row / (u32)K, kx = row - rk * (u32)K, c = rk / (u32)K, ky = rk - c * (u32)K;
+        u32 b = col / (u32)P, p = col - b * (u32)P, py = p / (u32)OW, px = p - py * (u32)OW;
+        int iy = (int)py + (int)ky - pad, ix = (int)px + (int)kx - pad;
         cols[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[(((long long)b * C + c) * H + iy) * W + ix] : 0.f;
     }
 }
@@ -337,8 +346,8 @@ __global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int 
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)N * C * H * W;
     GRID_LOOP(i, n) {
-        int ix = (int)(i % W), iy = (int)((i / W) % H), c = (int)((i / ((long long)H * W)) % C);
-        long long b = i / ((long long)C * H * W);
+        u32 u = (u32)i, q = u / (u32)W, r = q / (u32)H, b = r / (u32)C;
+        int ix = (int)(u - q * (u32)W), iy = (int)(q - r * (u32)H), c = (int)(r - b * (u32)C);
         float s = 0.f;
         for (int ky = 0; ky < K; ky++) {
             int oy = iy - ky + pad;
@@ -359,9 +368,8 @@ __global__ void gw_swap01(const float *in, float *out, int A, int B, int C, cons
                           int inner, int c, float *mask) {
     long long n = (long long)A * B * C;
     GRID_LOOP(i, n) {
-        int k = (int)(i % C);
-        long long j = (i / C) % B, a = i / ((long long)B * C);
-        long long o = (j * A + a) * C + k;
+        u32 u = (u32)i, q = u / (u32)C, k = u - q * (u32)C, a = q / (u32)B, j = q - a * (u32)B;
+        u32 o = (j * (u32)A + a) * (u32)C + k;
         out[o] = gw_epi(in[i], o, scale, bias, inner, c, mask);
     }
 }
