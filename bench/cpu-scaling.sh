@@ -2,10 +2,11 @@
 # CPU training speed at 1 and N threads, ours against PyTorch's (the
 # reference of ../shared/bench/torch_reference.py), interleaved in one run:
 # each round runs gpuwizard at 1 thread, gpuwizard at N, torch at 1 and
-# torch at N, then a capacity probe (one busy process, then N at once) that
-# says how many cores the machine really gave this round (on a shared
+# torch at N, between two capacity probes (one busy process, then N at
+# once) that say how many cores the machine really gave (on a shared
 # machine, other tenants take some). Prints per-round figures, then the
-# medians and the ratios.
+# medians and ratios of all rounds, and of the quiet rounds: those whose
+# probes both found at least QUIET cores (default N − 0.1).
 #   ROUNDS=9 THREADS=2 MODEL=lenet BATCH=64 bench/cpu-scaling.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,11 +35,27 @@ capacity() { # cores available: N busy processes at once against one alone
   s=$(now); for _ in $(seq "$THREADS"); do busy & done; wait; e=$(now); all=$((e - s))
   awk "BEGIN { printf \"%.2f\", $THREADS * $one / $all }"
 }
-o1=(); oN=(); t1=(); tN=(); cap=()
+QUIET=${QUIET:-$(awk "BEGIN { print $THREADS - 0.1 }")}
+o1=(); oN=(); t1=(); tN=(); cap=(); q1=(); qN=(); p1=(); pN=()
 for r in $(seq "$ROUNDS"); do
-  o1+=("$(ours 1)"); oN+=("$(ours "$THREADS")"); t1+=("$(torch 1)"); tN+=("$(torch "$THREADS")"); cap+=("$(capacity)")
-  echo "round $r: gpuwizard 1=${o1[-1]} $THREADS=${oN[-1]} torch 1=${t1[-1]} $THREADS=${tN[-1]} img/s; cores available ${cap[-1]}"
+  before=$(capacity)
+  o1+=("$(ours 1)"); oN+=("$(ours "$THREADS")"); t1+=("$(torch 1)"); tN+=("$(torch "$THREADS")")
+  after=$(capacity)
+  low=$(awk "BEGIN { print ($before < $after) ? $before : $after }"); cap+=("$low")
+  quiet=no
+  if awk "BEGIN { exit !($low >= $QUIET) }"; then
+    quiet=yes; q1+=("${o1[-1]}"); qN+=("${oN[-1]}"); p1+=("${t1[-1]}"); pN+=("${tN[-1]}")
+  fi
+  echo "round $r: gpuwizard 1=${o1[-1]} $THREADS=${oN[-1]} torch 1=${t1[-1]} $THREADS=${tN[-1]} img/s; cores available $before then $after (quiet: $quiet)"
 done
-a1=$(median "${o1[@]}"); aN=$(median "${oN[@]}"); b1=$(median "${t1[@]}"); bN=$(median "${tN[@]}"); c=$(median "${cap[@]}")
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
-echo "RESULT bench=cpu-scaling model=$MODEL bs=$BATCH threads=$THREADS rounds=$ROUNDS gpuwizard_1=$a1 gpuwizard_$THREADS=$aN torch_1=$b1 torch_$THREADS=$bN ours_scaling=$(ratio "$aN" "$a1") torch_scaling=$(ratio "$bN" "$b1") vs_torch_1=$(ratio "$a1" "$b1") vs_torch_$THREADS=$(ratio "$aN" "$bN") cores_available=$c"
+report() { # label, then the four lists' medians
+  echo "RESULT bench=cpu-scaling rounds=$1 model=$MODEL bs=$BATCH threads=$THREADS n=$2 gpuwizard_1=$3 gpuwizard_$THREADS=$4 torch_1=$5 torch_$THREADS=$6 ours_scaling=$(ratio "$4" "$3") torch_scaling=$(ratio "$6" "$5") vs_torch_1=$(ratio "$3" "$5") vs_torch_$THREADS=$(ratio "$4" "$6")"
+}
+report all "$ROUNDS" "$(median "${o1[@]}")" "$(median "${oN[@]}")" "$(median "${t1[@]}")" "$(median "${tN[@]}")"
+echo "cores available (the lower probe of each round): median $(median "${cap[@]}"), min $(printf '%s\n' "${cap[@]}" | sort -g | head -1)"
+if [ ${#q1[@]} -gt 0 ]; then
+  report quiet "${#q1[@]}" "$(median "${q1[@]}")" "$(median "${qN[@]}")" "$(median "${p1[@]}")" "$(median "${pN[@]}")"
+else
+  echo "no quiet round (both probes at least $QUIET cores): the machine was busy throughout; run again later"
+fi
