@@ -112,15 +112,13 @@ type planner struct {
 	bnIndex  int
 	bnSave   map[NormOp]Buf
 	cols     map[ConvOp]Buf // a convolution's columns, kept for its gradients
-	dyT      map[ConvOp]dyT // a convolution's output gradient, permuted, shared by its gradients
-	poolIdx  map[int64]Buf  // a max-pool node's winners, kept for its gradient
+	tmpT     Buf            // a convolution's output gradient, permuted (O × N·P), shared by its gradients
+	tmpTSz   int
+	tOwner   ConvOp // whose gradient tmpT holds at this point of the plan
+	tDy      int64
+	poolIdx  map[int64]Buf // a max-pool node's winners, kept for its gradient
 	opts     Options
 	err      error
-}
-
-type dyT struct {
-	dy  int64
-	buf Buf
 }
 
 func size(s tensor.Shape) int {
@@ -171,8 +169,8 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
 		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
 		gradView: map[int64]Buf{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{},
-		dyT: map[ConvOp]dyT{}, poolIdx: map[int64]Buf{},
-		prog: &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, tmpA: NoBuf, tmpB: NoBuf}
+		poolIdx: map[int64]Buf{},
+		prog:    &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, tmpA: NoBuf, tmpB: NoBuf, tmpT: NoBuf}
 	var live []*G.Node
 	for _, n := range order {
 		if need[n.ID()] {
@@ -215,6 +213,9 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	}
 	if p.tmpBSz > 0 {
 		p.tmpB = p.alloc(p.tmpBSz)
+	}
+	if p.tmpTSz > 0 {
+		p.tmpT = p.alloc(p.tmpTSz)
 	}
 	for _, n := range g.Outputs {
 		p.prog.outputs = append(p.prog.outputs, p.bufOf(n))
@@ -830,8 +831,11 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epi
 }
 
 // convGrad plans one of a convolution's gradients. The image and filter
-// gradients read the output gradient permuted to O × N·P, computed once
-// for both; the bias gradient sums it per channel directly.
+// gradients read the output gradient permuted to O × N·P in a buffer all
+// convolutions share: the permutation is computed again only when another
+// convolution's gradient used the buffer in between (gorgonia orders a
+// convolution's gradients together). The bias gradient sums the output
+// gradient per channel directly.
 func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 	g := convOf(c.ConvForward())
 	NP := g.N * g.PDim()
@@ -853,23 +857,20 @@ func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 		p.release(i, n)
 		return
 	}
-	t, shared := p.dyT[c.ConvForward()]
-	swap := !shared || t.dy != dyNode
-	if swap {
-		t = dyT{dy: dyNode, buf: p.alloc(g.O * NP)}
-		p.dyT[c.ConvForward()] = t
-	}
+	swap := p.tOwner != c.ConvForward() || p.tDy != dyNode
+	p.tOwner, p.tDy = c.ConvForward(), dyNode
+	p.tmpTSz = max(p.tmpTSz, g.O*NP)
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
 		be := pp.be
 		if swap {
-			be.Swap01(dy, t.buf, g.N, g.O, g.PDim(), Plain()) // dY' = O × N·P
+			be.Swap01(dy, pp.tmpT, g.N, g.O, g.PDim(), Plain()) // dY' = O × N·P
 		}
 		switch which {
 		case 0:
-			be.Gemm(true, false, g.KDim(), NP, g.O, w, t.buf, pp.tmpB, 0)
+			be.Gemm(true, false, g.KDim(), NP, g.O, w, pp.tmpT, pp.tmpB, 0)
 			be.Col2im(pp.tmpB, out, g)
 		case 1:
-			be.Gemm(false, true, g.O, g.KDim(), NP, t.buf, cols, out, 0)
+			be.Gemm(false, true, g.O, g.KDim(), NP, pp.tmpT, cols, out, 0)
 		}
 	})
 	p.release(i, n)
