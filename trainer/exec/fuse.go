@@ -37,13 +37,16 @@ type fusion struct {
 func (p *planner) fuse(live []*G.Node) {
 	cons := map[int64][]*G.Node{}
 	for _, n := range live {
+		if kindOf(n) == "gorgonia.sizeOp" {
+			continue // reads only a shape, known when planning
+		}
 		for _, c := range children(p.g.G, n) {
 			cons[c.ID()] = append(cons[c.ID()], n)
 		}
 	}
 	taken := func(ns ...*G.Node) bool {
 		for _, n := range ns {
-			if n != nil && (p.skip[n.ID()] || p.fused[n.ID()] != nil) {
+			if n != nil && (p.skip[n.ID()] || p.fused[n.ID()] != nil || p.konst[n.ID()] != nil && n.Op() != nil && n.Op().Arity() > 0) {
 				return true
 			}
 		}

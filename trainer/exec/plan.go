@@ -104,6 +104,7 @@ type planner struct {
 	skip     map[int64]bool
 	fused    map[int64]*fusion // run this fusion at the node's position
 	gradView map[int64]Buf     // a gradient's root → its view in GradBlock
+	konst    map[int64]G.Value // nodes whose value is known when planning
 	prog     *Program
 	tmpA     Buf
 	tmpB     Buf
@@ -168,7 +169,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	p := &planner{be: be, g: g, buf: map[int64]Buf{}, store: map[int64]int64{}, scalar: map[int64]bool{},
 		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
 		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
-		gradView: map[int64]Buf{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{},
+		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{},
 		poolIdx: map[int64]Buf{},
 		prog:    &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, tmpA: NoBuf, tmpB: NoBuf, tmpT: NoBuf}
 	var live []*G.Node
@@ -185,6 +186,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	p.fold(live)
 	p.gradBlock()
 	p.fuse(live)
 	for i, n := range live {
@@ -366,6 +368,7 @@ func (p *planner) bind(live []*G.Node) {
 				p.be.Upload(b, data)
 			}
 			p.buf[id], p.pinned[id] = b, true
+			p.konst[id] = v
 		default:
 			kind := fmt.Sprintf("%T", n.Op())
 			switch kind {
@@ -378,7 +381,11 @@ func (p *planner) bind(live []*G.Node) {
 					p.be.Upload(b, []float32{float32(v)})
 				}
 				p.buf[id], p.pinned[id] = b, true
+				p.konst[id] = G.NewF32(float32(v))
 			}
+		}
+		if kindOf(n) == "gorgonia.sizeOp" {
+			continue // its value is known now: it reads nothing at run time
 		}
 		for _, c := range children(p.g.G, n) {
 			p.last[p.root(c)] = i
@@ -388,6 +395,61 @@ func (p *planner) bind(live []*G.Node) {
 	for _, n := range append(append([]*G.Node{}, p.g.Outputs...), p.g.Grads...) {
 		p.pinned[p.root(n)] = true
 		p.users[n.ID()]++
+	}
+}
+
+// fold computes, when planning, every op node whose inputs are all known
+// (constants, sizes, and nodes folded before): gorgonia computes it on the
+// CPU once and it becomes a constant buffer, so no kernel runs for it each
+// step (the loss's gradient seed −1/N broadcast to the batch: four
+// launches).
+func (p *planner) fold(live []*G.Node) {
+	for _, n := range live {
+		if n.Op() == nil || n.Op().Arity() == 0 || p.konst[n.ID()] != nil || p.err != nil {
+			continue
+		}
+		ins := children(p.g.G, n)
+		vals := make([]G.Value, len(ins))
+		known := len(ins) > 0
+		for j, c := range ins {
+			v := p.konst[c.ID()]
+			if v == nil {
+				known = false
+				break
+			}
+			if t, ok := v.(tensor.Tensor); ok {
+				v = t.Clone().(tensor.Tensor) // an op may write into its input
+			}
+			vals[j] = v
+		}
+		if !known {
+			continue
+		}
+		v, err := n.Op().Do(vals...)
+		if err != nil || v == nil {
+			continue // left to run as a step
+		}
+		var data []float32
+		switch d := v.Data().(type) {
+		case float32:
+			data = []float32{d}
+		case []float32:
+			data = d
+		default:
+			continue
+		}
+		if len(data) != max(size(n.Shape()), 1) {
+			continue
+		}
+		p.konst[n.ID()] = v
+		if _, aliased := p.store[n.ID()]; aliased {
+			continue // a reshape: it shares its input's buffer
+		}
+		b := p.alloc(len(data))
+		if p.err == nil {
+			p.be.Upload(b, data)
+		}
+		p.buf[n.ID()], p.pinned[n.ID()] = b, true
 	}
 }
 
