@@ -13,7 +13,8 @@ import (
 // exec package tests the gonum path everywhere).
 func TestGemmMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	sizes := [][3]int{{1, 1, 1}, {4, 16, 8}, {5, 17, 3}, {6, 50, 25}, {64, 120, 400}, {16, 150, 333}, {3, 2, 0}, {130, 33, 70}}
+	sizes := [][3]int{{1, 1, 1}, {4, 16, 8}, {5, 17, 3}, {6, 50, 25}, {64, 120, 400}, {16, 150, 333}, {3, 2, 0}, {130, 33, 70},
+		{6, 25, 2049}, {16, 150, 1024}, {1, 1, 256}, {7, 8, 263}} // the last four: A·Bᵀ as dot products (k ≥ dotK)
 	if !Available() {
 		t.Log("no AVX2/FMA on this CPU: the kernel is not used here")
 		return
