@@ -7,11 +7,15 @@
 // a parked goroutine does not: on a virtual machine the idle CPU has
 // halted, and waking it costs tens of microseconds, every kernel. So the
 // workers spin a while (spinFor) waiting for the next loop before they
-// park, as OpenMP's runtimes do, and the caller spins a while (waitFor)
-// waiting for them before it blocks. Spinning threads also yield the CPU
-// to the operating system now and then: where the scheduler puts the
-// caller and a worker on one CPU (a busy host does), a thread that spins
-// without yielding holds up the one it waits for by a whole time slice.
+// park, as OpenMP's runtimes do, and yield the CPU to the operating system
+// now and then while they spin.
+//
+// A worker must claim a loop before it takes part. The caller takes chunks
+// itself, and when none is left it withdraws the offer from every worker
+// that has not claimed it yet: it never waits for a worker that is not
+// running (a busy host's scheduler may have put it on the caller's CPU, or
+// descheduled its vCPU), only for those that took chunks. At worst, every
+// loop then runs on the caller alone, at the speed of one thread.
 package par
 
 import (
@@ -35,12 +39,25 @@ type Job interface {
 // an idle trainer costs nothing.
 const spinFor = 200 * time.Microsecond
 
-// waitFor is how long the caller spins for a worker to finish before it
-// blocks.
+// waitFor is how long the caller spins for a worker that claimed a loop
+// to finish its chunks before it blocks.
 const waitFor = 50 * time.Microsecond
 
 // yieldEvery is how many spins pass between yields to the OS scheduler.
 const yieldEvery = 64
+
+// A worker's state word holds a loop number and where that loop stands
+// for the worker: offered by the caller, claimed by the worker, withdrawn
+// by the caller (the worker did not claim it in time), or done.
+const (
+	offered = iota + 1
+	claimed
+	withdrawn
+	finished
+)
+
+func state(seq uint64, s uint64) uint64 { return seq<<2 | (s - 1) }
+func stage(v uint64) uint64             { return v&3 + 1 }
 
 // Pool runs jobs on up to GOMAXPROCS goroutines: the caller's and workers
 // started on first use. One For runs at a time (For is not reentrant); a
@@ -55,17 +72,15 @@ type Pool struct {
 	next    atomic.Int64
 }
 
-// worker is one goroutine's mailbox: the caller publishes a loop number in
-// seq and the worker answers in done when it has finished that loop.
+// worker is one goroutine's mailbox.
 type worker struct {
-	seq     atomic.Uint64
-	done    atomic.Uint64
+	st      atomic.Uint64 // state(loop, stage)
 	parked  atomic.Bool
 	waiting atomic.Bool   // the caller blocks on fin
 	wake    chan struct{} // one token: the caller's nudge to a parked worker
 	fin     chan struct{} // one token: the worker's nudge to a blocked caller
 	stop    atomic.Bool
-	_       [64]byte // keep workers' counters on separate cache lines
+	_       [64]byte // keep workers' words on separate cache lines
 }
 
 // Threads is the number of goroutines For would use now.
@@ -89,6 +104,7 @@ func (p *Pool) For(n, grain int, j Job) {
 	defer p.mu.Unlock()
 	for len(p.workers) < w-1 {
 		k := &worker{wake: make(chan struct{}, 1), fin: make(chan struct{}, 1)}
+		k.st.Store(state(0, finished))
 		p.workers = append(p.workers, k)
 		go p.serve(k, len(p.workers))
 	}
@@ -97,7 +113,7 @@ func (p *Pool) For(n, grain int, j Job) {
 	p.seq++
 	seq := p.seq
 	for _, k := range p.workers[:w-1] {
-		k.seq.Store(seq)
+		k.st.Store(state(seq, offered))
 		if k.parked.Load() {
 			select {
 			case k.wake <- struct{}{}:
@@ -107,16 +123,20 @@ func (p *Pool) For(n, grain int, j Job) {
 	}
 	p.work(0)
 	for _, k := range p.workers[:w-1] {
+		if k.st.CompareAndSwap(state(seq, offered), state(seq, withdrawn)) {
+			continue // it never started: nothing to wait for
+		}
 		k.await(seq)
 	}
 	p.job = nil
 }
 
-// await returns when worker k has finished loop seq: it spins for up to
-// waitFor, then blocks until the worker nudges it.
+// await returns when worker k, which claimed loop seq, has finished it: it
+// spins for up to waitFor, then blocks until the worker nudges it.
 func (k *worker) await(seq uint64) {
+	done := state(seq, finished)
 	var deadline time.Time
-	for spins := 1; k.done.Load() != seq; spins++ {
+	for spins := 1; k.st.Load() != done; spins++ {
 		if spins%yieldEvery != 0 {
 			continue
 		}
@@ -128,7 +148,7 @@ func (k *worker) await(seq uint64) {
 		}
 		if now.After(deadline) {
 			k.waiting.Store(true)
-			for k.done.Load() != seq {
+			for k.st.Load() != done {
 				<-k.fin
 			}
 			k.waiting.Store(false)
@@ -137,13 +157,17 @@ func (k *worker) await(seq uint64) {
 	}
 }
 
-// serve is worker k's goroutine (index w): it runs each loop published
-// in its mailbox, spinning between loops for up to spinFor, then parks.
+// serve is worker k's goroutine (index w): it claims and runs each loop
+// offered in its mailbox, spinning between loops for up to spinFor, then
+// parks.
 func (p *Pool) serve(k *worker, w int) {
-	var last uint64
 	for {
 		deadline := time.Time{}
-		for spins := 1; k.seq.Load() == last; spins++ {
+		var v uint64
+		for spins := 1; ; spins++ {
+			if v = k.st.Load(); stage(v) == offered {
+				break
+			}
 			if k.stop.Load() {
 				return
 			}
@@ -158,16 +182,19 @@ func (p *Pool) serve(k *worker, w int) {
 			}
 			if now.After(deadline) {
 				k.parked.Store(true)
-				if k.seq.Load() == last && !k.stop.Load() {
+				if stage(k.st.Load()) != offered && !k.stop.Load() {
 					<-k.wake
 				}
 				k.parked.Store(false)
 				deadline = time.Time{}
 			}
 		}
-		last = k.seq.Load()
+		seq := v >> 2
+		if !k.st.CompareAndSwap(v, state(seq, claimed)) {
+			continue // withdrawn meanwhile
+		}
 		p.work(w)
-		k.done.Store(last)
+		k.st.Store(state(seq, finished))
 		if k.waiting.Load() {
 			select {
 			case k.fin <- struct{}{}:
