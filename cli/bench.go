@@ -23,6 +23,7 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	fs.StringVar(&cfg.Device, "device", "cpu", "cpu or cuda[:N]")
 	fs.StringVar(&cfg.Engine, "engine", "exec", "exec (gpuwizard's executor) or tape (gorgonia's tape machine, CPU only)")
 	fs.BoolVar(&cfg.OwnGEMM, "own-gemm", false, "on CUDA, use gpuwizard's SGEMM kernel even when cuBLAS is there")
+	fs.BoolVar(&cfg.Eager, "eager", env.getenv("GPUWIZARD_EAGER") == "1", "on CUDA, queue every kernel of every step instead of replaying the step captured in a CUDA graph (also GPUWIZARD_EAGER=1)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
@@ -44,7 +45,14 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	if res.DeviceInfo != "" {
 		fmt.Fprintf(env.Stderr, "bench: %s: %s\n", res.Device, res.DeviceInfo)
 	}
+	if res.GraphError != "" {
+		fmt.Fprintf(env.Stderr, "bench: CUDA graphs failed, every kernel was queued: %s\n", res.GraphError)
+	}
+	impl := res.Engine
+	if res.Graphs {
+		impl += "-cudagraph"
+	}
 	fmt.Fprintf(env.Stdout, "RESULT impl=gpuwizard-%s model=%s device=%s bs=%d threads=%d steps=%d sec=%.3f img_per_s=%.1f img_per_cpu_s=%.1f loss_first=%.4f loss_last=%.4f\n",
-		res.Engine, res.Model, res.Device, res.Batch, res.Threads, res.Steps, res.Seconds, res.ImagesPerSec, res.ImagesPerCPUSec, res.LossFirst, res.LossLast)
+		impl, res.Model, res.Device, res.Batch, res.Threads, res.Steps, res.Seconds, res.ImagesPerSec, res.ImagesPerCPUSec, res.LossFirst, res.LossLast)
 	return ExitOK
 }

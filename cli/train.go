@@ -37,6 +37,7 @@ type trainFlags struct {
 	json   bool
 	resume string
 	extend int
+	eager  bool
 }
 
 // newTrainFlags binds the settings flags to c (their defaults are c's
@@ -48,6 +49,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.BoolVar(&tf.json, "json", false, "print events as JSON lines instead of a progress bar")
 	fs.StringVar(&tf.resume, "resume", "", "continue the stopped or crashed run in `DIR` from its last checkpoint")
 	fs.IntVar(&tf.extend, "extend", 0, "with --resume: add `N` epochs to a finished run")
+	fs.BoolVar(&tf.eager, "eager", false, "on CUDA, queue every kernel of every step instead of replaying the step captured in a CUDA graph (also GPUWIZARD_EAGER=1)")
 	fs.StringVar(&c.Data, "data", c.Data, "dataset `path`, or builtin")
 	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs to train")
@@ -123,7 +125,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 		defer close(done)
 		show(events, env, tf.json)
 	}()
-	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample}
+	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample,
+		Eager: tf.eager || env.getenv("GPUWIZARD_EAGER") == "1"}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "device" && tf.resume != "" {
 			opts.Device = cfg.Device // a resumed run may move to another device

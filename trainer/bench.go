@@ -24,6 +24,7 @@ type BenchConfig struct {
 	Device  string // cpu or cuda[:N]
 	Engine  string // exec (the executor) or tape (gorgonia's tape machine, CPU only)
 	OwnGEMM bool   // on CUDA: the own SGEMM kernel even when cuBLAS is there
+	Eager   bool   // on CUDA: queue every kernel instead of replaying a captured step
 	// Probe, when set, asks the doctor before CUDA is opened.
 	Probe DeviceProbe
 	// OpenCUDA replaces the driver (tests); nil opens libcuda.
@@ -39,6 +40,8 @@ type BenchResult struct {
 	ImagesPerSec          float64
 	ImagesPerCPUSec       float64 // images per second of this process's CPU time
 	LossFirst, LossLast   float32
+	Graphs                bool   // the step was captured once and replayed (CUDA graphs)
+	GraphError            string // why capturing failed, when it did (the steps ran eagerly)
 }
 
 // Bench runs cfg's measurement. It fails with ErrConfig for bad settings,
@@ -107,14 +110,20 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	for i := range xs {
 		xs[i], ys[i] = net.RandomBatch(rng)
 	}
-	step, err := benchStep(net, be, cfg.Engine, &xs, &ys)
+	st, err := benchStepper(net, be, cfg.Engine, &xs, &ys)
 	if err != nil {
 		return res, err
 	}
+	if st.tr != nil {
+		st.tr.SetGraphs(!cfg.Eager)
+	}
 	for i := 0; i < cfg.Warmup; i++ {
-		if res.LossFirst, err = step(i); err != nil {
+		if err := st.launch(i); err != nil {
 			return res, err
 		}
+	}
+	if res.LossFirst, err = st.drain(); err != nil {
+		return res, err
 	}
 	cpu0 := cpuTime()
 	t0 := time.Now()
@@ -122,8 +131,17 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 		if ctx.Err() != nil {
 			return res, ErrStopped
 		}
-		if res.LossLast, err = step(cfg.Warmup + i); err != nil {
+		if err := st.launch(cfg.Warmup + i); err != nil {
 			return res, err
+		}
+	}
+	if res.LossLast, err = st.drain(); err != nil {
+		return res, err
+	}
+	if st.tr != nil {
+		var gerr error
+		if res.Graphs, gerr = st.tr.Graphs(); gerr != nil {
+			res.GraphError = gerr.Error()
 		}
 	}
 	res.Seconds = time.Since(t0).Seconds()
@@ -134,39 +152,68 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	return res, nil
 }
 
-// benchStep returns one training step of engine over the cycled batches.
-// The executor's step reads the loss: one synchronisation per step, as
-// the reference's loss.item().
-func benchStep(net *model.Net, be exec.Backend, engine string, xs, ys *[4][]float32) (func(i int) (float32, error), error) {
+// stepper runs the bench's training steps: launch queues step i (on a
+// synchronous engine it runs it), drain waits for every launched step and
+// returns the last loss. The executor keeps Trainer.Depth steps in flight
+// and reads each loss when its step is done, as the PyTorch reference
+// reads none until the end: neither waits for the GPU every step.
+type stepper struct {
+	tr     *exec.Trainer // nil for the tape machine
+	launch func(i int) error
+	drain  func() (float32, error)
+}
+
+func benchStepper(net *model.Net, be exec.Backend, engine string, xs, ys *[4][]float32) (*stepper, error) {
+	var last float32
 	if engine == "tape" {
 		opt := optim.NewAdam(0)
 		var params, grads [][]float32
 		for _, p := range net.Params {
 			params = append(params, p.Data)
 		}
-		return func(i int) (float32, error) {
+		return &stepper{launch: func(i int) error {
 			loss, _, err := net.TrainStep(xs[i%4], ys[i%4])
 			if err != nil {
-				return 0, fmt.Errorf("trainer: bench step: %w", err)
+				return fmt.Errorf("trainer: bench step: %w", err)
 			}
 			grads = grads[:0]
 			for _, p := range net.Params {
 				grads = append(grads, p.Grad())
 			}
 			opt.Step(params, grads, 1e-3)
-			return loss, nil
-		}, nil
+			last = loss
+			return nil
+		}, drain: func() (float32, error) { return last, nil }}, nil
 	}
 	tg, eg := net.ExecGraphs()
 	tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "adam"})
 	if err != nil {
 		return nil, fmt.Errorf("trainer: planning the bench model on %s: %w", be.Name(), err)
 	}
-	return func(i int) (float32, error) {
-		loss, _, err := tr.Step(xs[i%4], ys[i%4], 1e-3)
+	collect := func() error {
+		loss, _, err := tr.Collect()
 		if err != nil {
-			return 0, fmt.Errorf("trainer: bench step: %w", err)
+			return fmt.Errorf("trainer: bench step: %w", err)
 		}
-		return loss, nil
-	}, nil
+		last = loss
+		return nil
+	}
+	return &stepper{tr: tr, launch: func(i int) error {
+		if tr.Pending() == tr.Depth() {
+			if err := collect(); err != nil {
+				return err
+			}
+		}
+		if err := tr.Launch(xs[i%4], ys[i%4], 1e-3); err != nil {
+			return fmt.Errorf("trainer: bench step: %w", err)
+		}
+		return nil
+	}, drain: func() (float32, error) {
+		for tr.Pending() > 0 {
+			if err := collect(); err != nil {
+				return 0, err
+			}
+		}
+		return last, nil
+	}}, nil
 }

@@ -169,18 +169,34 @@ func driverNote(st DeviceStatus) string {
 	return ", NVIDIA driver " + st.Driver
 }
 
-// build makes the network and plans it on the backend. Out of GPU memory,
-// it halves the batch and says so, down to one image.
+// build makes the network and plans it on the backend. On a GPU it first
+// fits the batch to the free memory (fitBatch). If planning still runs out
+// of memory (the estimate was short), it frees everything the attempt
+// allocated, halves the batch and tries again, down to one image, and
+// says so once at the end.
 func (r *runner) build(ctx context.Context, spec model.Spec) error {
+	if err := r.fitBatch(ctx, spec); err != nil {
+		return err
+	}
+	first, tries := r.cfg.Batch, 0
+	var lastErr error
 	for {
 		net, err := model.Build(spec, r.cfg.Batch, r.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("trainer: %w", err)
 		}
 		tg, eg := net.ExecGraphs()
-		tr, err := exec.NewTrainer(r.be, tg, eg, exec.Optim{Kind: r.cfg.Optimizer, Momentum: float32(r.cfg.Momentum), WeightDecay: float32(r.cfg.WeightDecay)})
+		tr, err := exec.NewTrainer(r.be, tg, eg, r.optim())
 		if err == nil {
 			r.net, r.tr = net, tr
+			if tries > 0 {
+				msg := fmt.Sprintf("out of GPU memory at batch %d: training at batch %d (halved %d×)", first, r.cfg.Batch, tries)
+				r.reason += "; " + msg
+				r.em.send(ctx, Event{Kind: EventLog, Message: msg + " (the last failure: " + lastErr.Error() + ")"})
+			}
+			if !tr.SetGraphs(!r.opts.Eager) && !r.opts.Eager && r.device != "cpu" {
+				r.em.send(ctx, Event{Kind: EventLog, Message: "CUDA graphs are not available here: every kernel of every step is queued"})
+			}
 			train, eval := tr.Programs()
 			if fb := append(train.Fallbacks, eval.Fallbacks...); len(fb) > 0 {
 				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("%d op(s) have no %s kernel and run through gorgonia on the CPU with copies: %s",
@@ -191,16 +207,118 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 		if !errors.Is(err, exec.ErrOutOfMemory) || r.cfg.Batch == 1 || r.device == "cpu" {
 			return fmt.Errorf("trainer: planning %s on %s: %w", spec.Kind, r.device, err)
 		}
-		// The failed plan's buffers stay allocated: start a fresh backend.
-		r.be.Close()
-		be, _, oerr := r.openCUDA(r.ordinal)
-		if oerr != nil {
-			return fmt.Errorf("trainer: reopening %s after running out of memory: %w", r.device, oerr)
+		lastErr = err
+		if err := r.freeAll(); err != nil {
+			return err
 		}
-		r.be = be
-		msg := fmt.Sprintf("out of GPU memory at batch %d: halved the batch to %d", r.cfg.Batch, r.cfg.Batch/2)
 		r.cfg.Batch /= 2
-		r.reason += "; " + msg
-		r.em.send(ctx, Event{Kind: EventLog, Message: msg + " (" + err.Error() + ")"})
+		tries++
 	}
+}
+
+func (r *runner) optim() exec.Optim {
+	return exec.Optim{Kind: r.cfg.Optimizer, Momentum: float32(r.cfg.Momentum), WeightDecay: float32(r.cfg.WeightDecay)}
+}
+
+// freeAll releases everything a failed attempt allocated on the device:
+// the backend frees its buffers (synchronously), or, where it cannot, is
+// closed and opened again.
+func (r *runner) freeAll() error {
+	if rel, ok := r.be.(exec.Releaser); ok {
+		if err := rel.FreeAll(); err != nil && !errors.Is(err, exec.ErrOutOfMemory) {
+			return fmt.Errorf("trainer: freeing %s after running out of memory: %w", r.device, err)
+		}
+		return nil
+	}
+	r.be.Close()
+	be, _, err := r.openCUDA(r.ordinal)
+	if err != nil {
+		return fmt.Errorf("trainer: reopening %s after running out of memory: %w", r.device, err)
+	}
+	r.be = be
+	return nil
+}
+
+// memoryMargin is the share of the free memory left unplanned: the
+// allocator's rounding and fragmentation, and other processes.
+const memoryMargin = 0.05
+
+// fitBatch estimates, on a backend that reports its memory, what the
+// configured batch needs (every buffer of the plan, counted by planning on
+// a counting backend at two batch sizes: the need is linear in the batch)
+// and, when it does not fit, lowers the batch at once to the largest that
+// fits (a multiple of 8 from 8 up) and says so.
+func (r *runner) fitBatch(ctx context.Context, spec model.Spec) error {
+	mr, ok := r.be.(exec.MemoryReporter)
+	if !ok || r.device == "cpu" {
+		return nil
+	}
+	free, total, err := mr.MemInfo()
+	if err != nil {
+		return nil // no figures: try, and halve on failure
+	}
+	var overhead int64
+	if o, ok := r.be.(exec.OverheadReporter); ok {
+		overhead = o.MemoryOverhead()
+	}
+	avail := int64(float64(free)*(1-memoryMargin)) - overhead
+	need := func(batch int) (int64, error) {
+		net, err := model.Build(spec, batch, r.cfg.Seed)
+		if err != nil {
+			return 0, fmt.Errorf("trainer: %w", err)
+		}
+		tg, eg := net.ExecGraphs()
+		return exec.MemoryNeed(tg, eg, r.optim())
+	}
+	b := r.cfg.Batch
+	nb, err := need(b)
+	if err != nil {
+		return err
+	}
+	if nb <= avail {
+		return nil
+	}
+	// need(b) = fixed + per·b, from b and b/2 (or 1).
+	half := max(b/2, 1)
+	nh, err := need(half)
+	if err != nil {
+		return err
+	}
+	per := float64(nb-nh) / float64(max(b-half, 1))
+	fixed := float64(nb) - per*float64(b)
+	fit := 0
+	if per > 0 {
+		fit = min(b-1, int((float64(avail)-fixed)/per))
+	}
+	if fit >= 8 {
+		fit -= fit % 8
+	}
+	for fit >= 1 { // the exact count, in case the line is off
+		n, err := need(fit)
+		if err != nil {
+			return err
+		}
+		if n <= avail {
+			break
+		}
+		fit = max(fit-max(fit/8, 1), 0)
+	}
+	if fit < 1 {
+		return fmt.Errorf("%w: %s has %s free of %s; the model needs more than that even at batch 1 (%s at batch %d): free GPU memory (gpuwizard doctor lists who holds it) or train with --device cpu",
+			exec.ErrOutOfMemory, r.device, mib(free), mib(total), mib(uint64(nb)), b)
+	}
+	msg := fmt.Sprintf("GPU memory: batch %d needs %s, %s of %s are free on %s: training at batch %d, the largest that fits",
+		b, mib(uint64(nb+overhead)), mib(free), mib(total), r.device, fit)
+	r.cfg.Batch = fit
+	r.reason += "; " + msg
+	r.em.send(ctx, Event{Kind: EventLog, Message: msg})
+	return nil
+}
+
+// mib writes bytes in MiB or GiB.
+func mib(b uint64) string {
+	if b >= 10<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%d MiB", (b+(1<<20)-1)>>20)
 }

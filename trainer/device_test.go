@@ -12,10 +12,28 @@ import (
 )
 
 // fakeCUDA is the Go backend dressed as a GPU with a memory limit, so the
-// CUDA ladder (open, out of memory, proof of use) runs without a GPU.
+// CUDA ladder (open, fitting the batch, out of memory, proof of use) runs
+// without a GPU.
 type fakeCUDA struct {
 	*exec.GoBackend
 	limit, used int // floats
+	report      int // the limit MemInfo reports (0: limit)
+	freed       int // FreeAll calls
+}
+
+func (f *fakeCUDA) MemInfo() (free, total uint64, err error) {
+	lim := f.limit
+	if f.report > 0 {
+		lim = f.report
+	}
+	return uint64(4 * (lim - f.used)), uint64(4 * lim), nil
+}
+
+func (f *fakeCUDA) FreeAll() error {
+	f.GoBackend.Close()
+	f.GoBackend, f.used = exec.NewGoBackend(), 0
+	f.freed++
+	return nil
 }
 
 func (f *fakeCUDA) Name() string { return "cuda:0" }
@@ -36,10 +54,10 @@ func usable(context.Context) DeviceStatus {
 
 func TestCUDALadder(t *testing.T) {
 	cfg := tinyConfig(t, tinyDataset(t, 10))
-	cfg.Epochs, cfg.Batch, cfg.Device = 1, 16, "cuda"
+	cfg.Epochs, cfg.Batch, cfg.Device = 1, 64, "cuda"
 
-	// Measure what batches 16 and 8 need, then give the fake device an
-	// amount in between.
+	// Measure what batches need (every float the plan allocates), then give
+	// the fake device room for batch 40 but not 48.
 	need := func(batch int) int {
 		c := cfg
 		c.Batch = batch
@@ -50,13 +68,14 @@ func TestCUDALadder(t *testing.T) {
 		}
 		return probe.used
 	}
-	limit := (need(16) + need(8)) / 2
-	opens := 0
+	limit := int(float64(need(40)+need(48)) / 2 / (1 - memoryMargin))
+	var devs []*fakeCUDA
 	samples := 0
 	opts := Options{Probe: usable,
 		OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
-			opens++
-			return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit}, fakeInfo, nil
+			f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit}
+			devs = append(devs, f)
+			return f, fakeInfo, nil
 		},
 		Sample: func(ctx context.Context, ordinal, pid int) (GPUSample, error) {
 			samples++
@@ -66,24 +85,63 @@ func TestCUDALadder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opens != 2 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 16: halved the batch to 8") {
-		t.Fatalf("out of memory must halve the batch and say so: %d opens, reason %q", opens, res.DeviceReason)
+	if len(devs) != 1 || devs[0].freed != 0 || !strings.Contains(res.DeviceReason, "GPU memory: batch 64 needs") ||
+		!strings.Contains(res.DeviceReason, "training at batch 40, the largest that fits") {
+		t.Fatalf("the batch must be fitted to the free memory at once: %d opens, reason %q", len(devs), res.DeviceReason)
 	}
 	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") || !strings.Contains(res.DeviceReason, "NVIDIA driver 580.65.06") {
 		t.Fatalf("device %q reason %q", res.Device, res.DeviceReason)
 	}
-	var logged bool
+	logged := 0
 	for _, e := range evs {
 		if e.Kind == EventStart && (e.Device != "cuda:0" || !strings.Contains(e.DeviceReason, "Fake GPU")) {
 			t.Fatalf("the first event must name the device and why: %+v", e)
 		}
-		logged = logged || e.Kind == EventLog && strings.Contains(e.Message, "halved the batch to 8")
+		if e.Kind == EventLog && strings.Contains(e.Message, "GPU memory") {
+			logged++
+		}
 	}
-	if !logged {
-		t.Fatal("the halving was not logged")
+	if logged != 1 {
+		t.Fatalf("the fitted batch must be said once, not %d times", logged)
 	}
 	if res.GPU == nil || samples == 0 || res.GPU.Samples == 0 || !res.GPU.ProcessListed || res.GPU.MaxUtil != 87 || res.GPU.PeakProcessMiB != 321 {
 		t.Fatalf("the proof of GPU use is missing: %+v (%d samples taken)", res.GPU, samples)
+	}
+
+	// A device that claims more free memory than it has: the estimate is
+	// short, planning runs out of memory, everything the attempt allocated
+	// is freed (the device stays open) and the batch halves, said once.
+	devs = nil
+	over := opts
+	over.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
+		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit, report: 4 * limit}
+		devs = append(devs, f)
+		return f, fakeInfo, nil
+	}
+	evs, res, err = collect(context.Background(), cfg, over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 1 || devs[0].freed != 1 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 64: training at batch 32 (halved 1×)") {
+		t.Fatalf("out of memory must free the attempt and halve: %d opens, %+v, reason %q", len(devs), devs, res.DeviceReason)
+	}
+	logged = 0
+	for _, e := range evs {
+		if e.Kind == EventLog && strings.Contains(e.Message, "out of GPU memory") {
+			logged++
+		}
+	}
+	if logged != 1 {
+		t.Fatalf("the halving must be said once, not %d times", logged)
+	}
+
+	// No room even at batch 1: a clear error.
+	tiny := opts
+	tiny.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
+		return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 100}, fakeInfo, nil
+	}
+	if _, _, err := collect(context.Background(), cfg, tiny); !errors.Is(err, exec.ErrOutOfMemory) || !strings.Contains(err.Error(), "even at batch 1") {
+		t.Fatalf("a model that fits nowhere: %v", err)
 	}
 
 	// CUDA that cannot be opened: an error under cuda, the CPU with the

@@ -87,6 +87,10 @@ type Options struct {
 	// Sample reads the GPU's utilisation and this process's use of it
 	// while training on CUDA (the proof of GPU use); nil: not sampled.
 	Sample GPUSampler
+	// Eager queues every kernel of every step on CUDA instead of
+	// capturing the step once in a CUDA graph and replaying it (for
+	// debugging, or to compare).
+	Eager bool
 }
 
 // Run trains in the caller's goroutine and reports on events (which the
@@ -376,6 +380,12 @@ func (r *runner) loop(ctx context.Context) error {
 	runStart := time.Now()
 	stepsDone := 0
 	lastPath := filepath.Join(r.dir, "last.ckpt")
+	inflight := make([]launched, r.tr.Depth())
+	for i := range inflight {
+		inflight[i].labels = make([]int, cfg.Batch)
+	}
+	inHead := 0
+	graphSaid := false
 	for epoch := start; epoch < cfg.Epochs; epoch++ {
 		train.Shuffle(cfg.Seed*1000003 + int64(epoch))
 		epStart := time.Now()
@@ -383,11 +393,54 @@ func (r *runner) loop(ctx context.Context) error {
 		var lossSum float64
 		var correct, seen int
 		var lr float32
+		// Steps run ahead of their results (Trainer.Depth in flight): each
+		// launched step keeps what its results are judged against.
+		collect := func() error {
+			loss, logits, err := r.tr.Collect()
+			if on, gerr := r.tr.Graphs(); !on && gerr != nil && !graphSaid {
+				graphSaid = true
+				r.em.send(ctx, Event{Kind: EventLog, Message: "CUDA graphs failed, so every kernel of every step is queued: " + gerr.Error()})
+			}
+			ls := &inflight[inHead]
+			inHead = (inHead + 1) % len(inflight)
+			if err != nil {
+				return fmt.Errorf("trainer: epoch %d step %d on %s: %w", epoch+1, ls.step+1, r.device, err)
+			}
+			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+				return fmt.Errorf("%w: the loss became %v at epoch %d step %d: lower the learning rate (lr %g)", ErrDiverge, loss, epoch+1, ls.step+1, cfg.LR)
+			}
+			stepsDone++
+			lossSum += float64(loss) * float64(ls.valid)
+			for k := 0; k < ls.valid; k++ {
+				if argmax(logits[k*classes:(k+1)*classes]) == ls.labels[k] {
+					correct++
+				}
+			}
+			seen += ls.valid
+			el := time.Since(epStart).Seconds()
+			perStep := time.Since(runStart) / time.Duration(stepsDone)
+			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: ls.step + 1, Steps: spe, GlobalStep: ls.gstep,
+				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(ls.lr),
+				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-ls.gstep, 0)), Device: r.device,
+				GPU: r.proof.sample(ctx, r.res)})
+			return nil
+		}
+		drain := func() error {
+			for r.tr.Pending() > 0 {
+				if err := collect(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		for s := 0; train.Next(); s++ {
 			if !r.opts.Control.wait(ctx) {
-				ck, err := r.checkpoint(epoch, epochStep, bestEpoch, bestAcc, false)
+				err := drain()
 				if err == nil {
-					err = SaveCheckpoint(r.opts.FS, lastPath, ck)
+					var ck *Checkpoint
+					if ck, err = r.checkpoint(epoch, epochStep, bestEpoch, bestAcc, false); err == nil {
+						err = SaveCheckpoint(r.opts.FS, lastPath, ck)
+					}
 				}
 				if err != nil {
 					return fmt.Errorf("trainer: stopping: %w", err)
@@ -396,29 +449,25 @@ func (r *runner) loop(ctx context.Context) error {
 				r.res.Epochs = epoch
 				return ErrStopped
 			}
-			lr = sched.Rate(gstep)
-			loss, logits, err := r.tr.Step(train.X, train.Y, lr)
-			if err != nil {
-				return fmt.Errorf("trainer: epoch %d step %d on %s: %w", epoch+1, s+1, r.device, err)
-			}
-			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-				return fmt.Errorf("%w: the loss became %v at epoch %d step %d: lower the learning rate (lr %g)", ErrDiverge, loss, epoch+1, s+1, cfg.LR)
-			}
-			gstep++
-			stepsDone++
-			lossSum += float64(loss) * float64(train.Valid)
-			for k := 0; k < train.Valid; k++ {
-				if argmax(logits[k*classes:(k+1)*classes]) == int(ds.Train.Labels[train.Idx[k]]) {
-					correct++
+			if r.tr.Pending() == r.tr.Depth() {
+				if err := collect(); err != nil {
+					return err
 				}
 			}
-			seen += train.Valid
-			el := time.Since(epStart).Seconds()
-			perStep := time.Since(runStart) / time.Duration(stepsDone)
-			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: s + 1, Steps: spe, GlobalStep: gstep,
-				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(lr),
-				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-gstep, 0)), Device: r.device,
-				GPU: r.proof.sample(ctx, r.res)})
+			lr = sched.Rate(gstep)
+			ls := &inflight[(inHead+r.tr.Pending())%len(inflight)]
+			ls.step, ls.lr, ls.valid = s, lr, train.Valid
+			for k := 0; k < train.Valid; k++ {
+				ls.labels[k] = int(ds.Train.Labels[train.Idx[k]])
+			}
+			if err := r.tr.Launch(train.X, train.Y, lr); err != nil {
+				return fmt.Errorf("trainer: epoch %d step %d on %s: %w", epoch+1, s+1, r.device, err)
+			}
+			gstep++
+			ls.gstep = gstep
+		}
+		if err := drain(); err != nil {
+			return err
 		}
 		val := r.evaluate(ds.Val, "val")
 		er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(epStart).Seconds(), TrainLoss: lossSum / float64(max(seen, 1)),
@@ -497,6 +546,14 @@ func (r *runner) evaluate(s *data.Split, name string) Metrics {
 		}
 	}
 	return acc.metrics(name, r.ds.Classes)
+}
+
+// launched is what a step in flight is judged against when its results
+// come: its place, rate, and the labels of its batch.
+type launched struct {
+	step, gstep, valid int
+	lr                 float32
+	labels             []int
 }
 
 func argmax(v []float32) int {

@@ -3,11 +3,22 @@
 // Compiled to PTX by `make kernels` (nvcc -ptx); the PTX is committed and
 // embedded, so neither the build nor CI needs nvcc. The same file also
 // compiles as C on the CPU (trainer/exec/internal/cudaemu), where the tests
-// run every kernel through the CUDA backend without a GPU.
+// run every kernel through the CUDA backend without a GPU: keep to the
+// built-ins emu.h stands in for (and only __shfl_down_sync among the warp
+// shuffles).
+//
+// Nothing here depends on a launch's arguments being fresh: a training
+// step is captured once in a CUDA graph and replayed, so whatever changes
+// per step (the optimiser's scalars) is read from device memory.
 
 #define GRID_LOOP(i, n) \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (long long)blockDim.x * gridDim.x)
+
+// Element counts arrive as int, so every index fits in 32 bits: index
+// arithmetic is unsigned 32-bit, whose division the GPU does in a few
+// instructions (64-bit division is a long software routine).
+typedef unsigned int u32;
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,52 +63,123 @@ __global__ void gw_unary(int op, const float *a, float *o, int n) {
     }
 }
 
+// The epilogue (exec.Epilogue) of the value v written at index i: a scale
+// and a bias of channel (i / inner) % c, then a ReLU keeping its mask
+// (gorgonia's x ⊙ (x ≥ 0)). Absent parts are null pointers.
+__device__ __forceinline__ float gw_epi(float v, long long i, const float *scale, const float *bias, int inner,
+                                        int c, float *mask) {
+    if (scale || bias) {
+        u32 ch = ((u32)i / (u32)inner) % (u32)c;
+        if (scale) v *= scale[ch];
+        if (bias) v += bias[ch];
+    }
+    if (mask) {
+        float m = v >= 0.f ? 1.f : 0.f;
+        mask[i] = m;
+        v *= m;
+    }
+    return v;
+}
+
+// out = epilogue(in): a dense layer's bias and ReLU, a batch norm's scale,
+// shift and ReLU, or a ReLU alone
+__global__ void gw_apply(const float *in, float *out, int n, const float *scale, const float *bias, int inner, int c,
+                         float *mask) {
+    GRID_LOOP(i, n) out[i] = gw_epi(in[i], i, scale, bias, inner, c, mask);
+}
+
 // out (outer×rep×inner) from in (outer×1×inner)
 __global__ void gw_repeat(const float *in, float *out, int outer, int rep, int inner) {
     long long n = (long long)outer * rep * inner;
     GRID_LOOP(i, n) {
-        long long o = i / ((long long)rep * inner);
-        int k = (int)(i % inner);
-        out[i] = in[o * inner + k];
+        u32 u = (u32)i, o = u / ((u32)rep * (u32)inner), k = u % (u32)inner;
+        out[i] = in[o * (u32)inner + k];
     }
 }
 
-// out (outer×inner) = Σ over red of in (outer×red×inner); one thread per output
-__global__ void gw_sum_axis(const float *in, float *out, int outer, int red, int inner) {
-    long long n = (long long)outer * inner;
-    GRID_LOOP(i, n) {
-        long long o = i / inner;
-        int k = (int)(i % inner);
-        const float *p = in + o * red * (long long)inner + k;
-        float s = 0.f;
-        for (int r = 0; r < red; r++) s += p[(long long)r * inner];
-        out[i] = s;
-    }
+// Reductions. The sum of a warp's 32 values with shuffles: lane 0 ends
+// with the total.
+__device__ __forceinline__ float gw_warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
 }
 
-// block reduction helper: 256 threads
+// The sum of v over the block (up to 1024 threads, a multiple of 32),
+// returned to every thread; sh holds 32 floats of shared memory.
 __device__ float gw_block_sum(float v, float *sh) {
-    int t = threadIdx.x;
-    sh[t] = v;
+    int t = threadIdx.y * blockDim.x + threadIdx.x, warps = (blockDim.x * blockDim.y) >> 5;
+    v = gw_warp_sum(v);
+    if ((t & 31) == 0) sh[t >> 5] = v;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (t < s) sh[t] += sh[t + s];
+    if (t < 32) {
+        v = gw_warp_sum(t < warps ? sh[t] : 0.f);
+        if (t == 0) sh[0] = v;
+    }
+    __syncthreads();
+    v = sh[0];
+    __syncthreads();
+    return v;
+}
+
+// Rows of a gathered reduction, in parts: row r of nrows sums the A×B
+// values in[a·strideA + r·strideC + b]; block (s, r) of 256 threads sums
+// the s-th of splits equal chunks of them into part[s·nrows + r] (the
+// output itself when splits is 1). Sum with inner 1 (A 1) and SumKeep
+// (a per-channel sum of N×C×P: A N, B P) both run here.
+__global__ void gw_reduce_rows(const float *in, float *part, int nrows, int A, int B, long long strideA,
+                               long long strideC, int splits) {
+    __shared__ float sh[32];
+    long long total = (long long)A * B, chunk = (total + splits - 1) / splits;
+    int s = blockIdx.x;
+    for (int r = blockIdx.y; r < nrows; r += gridDim.y) {
+        const float *p = in + r * strideC;
+        long long lo = s * chunk, hi = lo + chunk < total ? lo + chunk : total;
+        float v = 0.f;
+        if (A == 1) {
+            for (long long e = lo + threadIdx.x; e < hi; e += blockDim.x) v += p[e];
+        } else {
+            for (long long e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+                u32 a = (u32)e / (u32)B, b = (u32)e - a * (u32)B;
+                v += p[a * strideA + b];
+            }
+        }
+        v = gw_block_sum(v, sh);
+        if (threadIdx.x == 0) part[(long long)s * nrows + r] = v;
+    }
+}
+
+// Columns of a reduction, in parts: out (outer×inner) = Σ over red of in
+// (outer×red×inner). Blocks of 32×8 threads: 32 neighbouring columns
+// (coalesced), 8 rows at a time; block (x, y) takes column tile x of
+// pair y = o·splits + s and writes part[(s·outer + o)·inner + k].
+__global__ void gw_reduce_cols(const float *in, float *part, int outer, int red, int inner, int splits) {
+    __shared__ float sh[8][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int chunk = (red + splits - 1) / splits;
+    for (long long y = blockIdx.y; y < (long long)outer * splits; y += gridDim.y) {
+        int o = (int)(y / splits), s = (int)(y % splits);
+        int k = blockIdx.x * 32 + tx;
+        int lo = s * chunk, hi = lo + chunk < red ? lo + chunk : red;
+        float v = 0.f;
+        if (k < inner)
+            for (int r = lo + ty; r < hi; r += 8) v += in[((long long)o * red + r) * inner + k];
+        sh[ty][tx] = v;
+        __syncthreads();
+        if (ty == 0) {
+            for (int j = 1; j < 8; j++) v += sh[j][tx];
+            if (k < inner) part[((long long)s * outer + o) * inner + k] = v;
+        }
         __syncthreads();
     }
-    float r = sh[0];
-    __syncthreads();
-    return r;
 }
 
-// out[row] = Σ in[row, :]; one block of 256 threads per row (inner == 1)
-__global__ void gw_sum_rows(const float *in, float *out, int rows, int cols) {
-    __shared__ float sh[256];
-    for (int row = blockIdx.x; row < rows; row += gridDim.x) {
-        const float *p = in + (long long)row * cols;
-        float s = 0.f;
-        for (int j = threadIdx.x; j < cols; j += blockDim.x) s += p[j];
-        s = gw_block_sum(s, sh);
-        if (threadIdx.x == 0) out[row] = s;
+// out[i] = Σ over s of part[s·n + i] (+ beta·out[i]): the second pass of
+// the reductions and of the split-K SGEMM
+__global__ void gw_reduce_final(const float *part, float *out, int n, int splits, float beta) {
+    GRID_LOOP(i, n) {
+        float v = 0.f;
+        for (int s = 0; s < splits; s++) v += part[(long long)s * n + i];
+        out[i] = beta != 0.f ? v + beta * out[i] : v;
     }
 }
 
@@ -139,9 +221,10 @@ __global__ void gw_maxpool(const float *in, float *out, float *idx, int planes, 
                            int OH, int OW, int KH, int KW, int SH, int SW) {
     long long n = (long long)planes * OH * OW;
     GRID_LOOP(i, n) {
-        int ox = (int)(i % OW), oy = (int)((i / OW) % OH);
-        long long plane = i / ((long long)OH * OW);
-        const float *src = in + plane * H * W;
+        u32 u = (u32)i, q = u / (u32)OW;
+        int ox = (int)(u - q * (u32)OW), oy = (int)(q % (u32)OH);
+        u32 plane = q / (u32)OH;
+        const float *src = in + (long long)plane * H * W;
         float best = -3.402823466e38f;
         int at = -1;
         int y0 = oy * SH, x0 = ox * SW;
@@ -155,17 +238,25 @@ __global__ void gw_maxpool(const float *in, float *out, float *idx, int planes, 
     }
 }
 
-// out must be zeroed first (gw_fill); windows may overlap, hence atomics
-__global__ void gw_maxpool_grad(const float *g, const float *idx, float *out, int planes, int H, int W,
-                                int OH, int OW, int KW, int SH, int SW) {
-    long long n = (long long)planes * OH * OW;
+// the pooling's gradient, gathered: each input element sums the gradients
+// of the windows it won (no fill, no atomics), times a ReLU mask when given
+__global__ void gw_maxpool_grad(const float *g, const float *idx, const float *mask, float *out, int planes,
+                                int H, int W, int OH, int OW, int KH, int KW, int SH, int SW) {
+    long long n = (long long)planes * H * W;
     GRID_LOOP(i, n) {
-        int at = (int)idx[i];
-        if (at < 0) continue;
-        int ox = (int)(i % OW), oy = (int)((i / OW) % OH);
-        long long plane = i / ((long long)OH * OW);
-        int y = oy * SH + at / KW, x = ox * SW + at % KW;
-        atomicAdd(out + plane * H * W + y * W + x, g[i]);
+        u32 u = (u32)i, q = u / (u32)W;
+        int x = (int)(u - q * (u32)W), y = (int)(q % (u32)H);
+        long long plane = q / (u32)H;
+        int oy0 = y >= KH ? (y - KH) / SH + 1 : 0, ox0 = x >= KW ? (x - KW) / SW + 1 : 0;
+        int oy1 = y / SH < OH - 1 ? y / SH : OH - 1, ox1 = x / SW < OW - 1 ? x / SW : OW - 1;
+        float s = 0.f;
+        for (int oy = oy0; oy <= oy1; oy++)
+            for (int ox = ox0; ox <= ox1; ox++) {
+                long long o = (plane * OH + oy) * OW + ox;
+                int at = (int)idx[o];
+                if (at >= 0 && oy * SH + at / KW == y && ox * SW + at % KW == x) s += g[o];
+            }
+        out[i] = mask ? s * mask[i] : s;
     }
 }
 
@@ -174,20 +265,20 @@ __global__ void gw_maxpool_grad(const float *g, const float *idx, float *out, in
 // mean and unbiased variance, and normalises
 __global__ void gw_bn_train(const float *x, float *out, float *save, float *running, int N, int C, int HW,
                             float momentum, float eps) {
-    __shared__ float sh[256];
+    __shared__ float sh[32];
     int c = blockIdx.x;
     if (c >= C) return;
     long long cnt = (long long)N * HW;
     float s = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW;
-        s += x[(b * C + c) * HW + k];
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        s += x[((long long)b * C + c) * HW + k];
     }
     float mean = gw_block_sum(s, sh) / (float)cnt;
     float ss = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW;
-        float d = x[(b * C + c) * HW + k] - mean;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        float d = x[((long long)b * C + c) * HW + k] - mean;
         ss += d * d;
     }
     ss = gw_block_sum(ss, sh);
@@ -199,7 +290,8 @@ __global__ void gw_bn_train(const float *x, float *out, float *save, float *runn
         running[C + c] = momentum * (ss / (float)(cnt - 1)) + (1.f - momentum) * running[C + c];
     }
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         out[at] = (x[at] - mean) * inv;
     }
 }
@@ -207,21 +299,22 @@ __global__ void gw_bn_train(const float *x, float *out, float *save, float *runn
 __global__ void gw_bn_eval(const float *x, float *out, const float *running, int N, int C, int HW, float eps) {
     long long n = (long long)N * C * HW;
     GRID_LOOP(i, n) {
-        int c = (int)((i / HW) % C);
+        u32 c = ((u32)i / (u32)HW) % (u32)C;
         out[i] = (x[i] - running[c]) / sqrtf(running[C + c] + eps);
     }
 }
 
 // batch-norm gradient in training: one block per channel
 __global__ void gw_bn_grad(const float *x, const float *g, float *out, const float *save, int N, int C, int HW) {
-    __shared__ float sh[256];
+    __shared__ float sh[32];
     int c = blockIdx.x;
     if (c >= C) return;
     long long cnt = (long long)N * HW;
     float mean = save[c], inv = save[C + c];
     float s = 0.f, dot = 0.f;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         s += g[at];
         dot += (x[at] - mean) * g[at];
     }
@@ -229,7 +322,8 @@ __global__ void gw_bn_grad(const float *x, const float *g, float *out, const flo
     dot = gw_block_sum(dot, sh);
     float k2 = dot * inv * inv / (float)cnt, gm = s / (float)cnt;
     for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-        long long b = j / HW, k = j % HW, at = (b * C + c) * HW + k;
+        u32 b = (u32)j / (u32)HW, k = (u32)j - b * (u32)HW;
+        long long at = ((long long)b * C + c) * HW + k;
         out[at] = (g[at] - (x[at] - mean) * k2 - gm) * inv;
     }
 }
@@ -239,10 +333,10 @@ __global__ void gw_im2col(const float *x, float *cols, int N, int C, int H, int 
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)C * K * K * NP;
     GRID_LOOP(i, n) {
-        long long col = i % NP, row = i / NP;
-        int kx = (int)(row % K), ky = (int)((row / K) % K), c = (int)(row / (K * K));
-        int b = (int)(col / P), p = (int)(col % P);
-        int iy = p / OW + ky - pad, ix = p % OW + kx - pad;
+        u32 u = (u32)i, row = u / (u32)NP, col = u - row * (u32)NP;
+        u32 rk = row / (u32)K, kx = row - rk * (u32)K, c = rk / (u32)K, ky = rk - c * (u32)K;
+        u32 b = col / (u32)P, p = col - b * (u32)P, py = p / (u32)OW, px = p - py * (u32)OW;
+        int iy = (int)py + (int)ky - pad, ix = (int)px + (int)kx - pad;
         cols[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[(((long long)b * C + c) * H + iy) * W + ix] : 0.f;
     }
 }
@@ -252,8 +346,8 @@ __global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int 
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)N * C * H * W;
     GRID_LOOP(i, n) {
-        int ix = (int)(i % W), iy = (int)((i / W) % H), c = (int)((i / ((long long)H * W)) % C);
-        long long b = i / ((long long)C * H * W);
+        u32 u = (u32)i, q = u / (u32)W, r = q / (u32)H, b = r / (u32)C;
+        int ix = (int)(u - q * (u32)W), iy = (int)(q - r * (u32)H), c = (int)(r - b * (u32)C);
         float s = 0.f;
         for (int ky = 0; ky < K; ky++) {
             int oy = iy - ky + pad;
@@ -268,18 +362,22 @@ __global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int 
     }
 }
 
-// out (B×A×C) from in (A×B×C), plus bias[a] when hasBias
-__global__ void gw_swap01(const float *in, float *out, int A, int B, int C, const float *bias, int hasBias) {
+// out (B×A×C) from in (A×B×C), with the epilogue by the index in out (a
+// convolution's bias and ReLU)
+__global__ void gw_swap01(const float *in, float *out, int A, int B, int C, const float *scale, const float *bias,
+                          int inner, int c, float *mask) {
     long long n = (long long)A * B * C;
     GRID_LOOP(i, n) {
-        int k = (int)(i % C);
-        long long j = (i / C) % B, a = i / ((long long)B * C);
-        out[(j * A + a) * C + k] = in[i] + (hasBias ? bias[a] : 0.f);
+        u32 u = (u32)i, q = u / (u32)C, k = u - q * (u32)C, a = q / (u32)B, j = q - a * (u32)B;
+        u32 o = (j * (u32)A + a) * (u32)C + k;
+        out[o] = gw_epi(in[i], o, scale, bias, inner, c, mask);
     }
 }
 
-__global__ void gw_adam(float *p, const float *g, float *m, float *v, int n, float b1, float b2, float step,
-                        float eps, float decay) {
+// Adam over every parameter at once (they lie in one block); the scalars
+// β1, β2, step, ε, decay are read from s
+__global__ void gw_adam(float *p, const float *g, float *m, float *v, int n, const float *s) {
+    float b1 = s[0], b2 = s[1], step = s[2], eps = s[3], decay = s[4];
     GRID_LOOP(i, n) {
         float gk = g[i];
         float mk = b1 * m[i] + (1.f - b1) * gk;
@@ -290,26 +388,37 @@ __global__ void gw_adam(float *p, const float *g, float *m, float *v, int n, flo
     }
 }
 
-__global__ void gw_sgd(float *p, const float *g, float *vel, int n, float lr, float momentum, float decay) {
+// SGD with momentum over every parameter; the scalars lr, momentum, decay
+// are read from s
+__global__ void gw_sgd(float *p, const float *g, float *vel, int n, const float *s) {
+    float lr = s[0], momentum = s[1], decay = s[2];
     GRID_LOOP(i, n) {
         float gk = g[i] + decay * p[i];
-        vel[i] = momentum * vel[i] + gk;
-        p[i] -= lr * vel[i];
+        float vk = momentum * vel[i] + gk;
+        vel[i] = vk;
+        p[i] -= lr * vk;
     }
 }
 
 // SGEMM for when cuBLAS is absent: C (m×n) = op(A)·op(B) + beta·C,
-// row-major, 64×64 tiles of C per block of 16×16 threads (4×4 each).
+// row-major, 64×64 tiles of C per block of 16×16 threads (4×4 each). With
+// a long k and few tiles (a convolution's filter gradient) k is split:
+// blockIdx.y = tile row + tilesM·split, split z covers k from z·kchunk,
+// and writes its partial product to part + z·m·n; gw_reduce_final adds
+// the parts (and beta·C). part null: no split.
 #define TS 64
 #define TK 16
-__global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, const float *B, float *C, float beta) {
+__global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, const float *B, float *C, float beta,
+                         int tilesM, int kchunk, float *part) {
     __shared__ float As[TK][TS + 1];
     __shared__ float Bs[TK][TS + 1];
     int tx = threadIdx.x, ty = threadIdx.y;  // 16×16
-    int row0 = blockIdx.y * TS, col0 = blockIdx.x * TS;
+    int split = blockIdx.y / tilesM;
+    int row0 = (blockIdx.y % tilesM) * TS, col0 = blockIdx.x * TS;
+    int kbeg = part ? split * kchunk : 0, kend = part && kbeg + kchunk < k ? kbeg + kchunk : k;
     float acc[4][4] = {{0}};
     int lda = ta ? m : k, ldb = tb ? k : n;
-    for (int k0 = 0; k0 < k; k0 += TK) {
+    for (int k0 = kbeg; k0 < kend; k0 += TK) {
         int tid = ty * 16 + tx;
         // Neighbouring threads read neighbouring addresses (coalesced):
         // along k when the operand's rows run along k, else along m or n.
@@ -318,13 +427,13 @@ __global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, co
             if (ta) { r = e % TS; kk = e / TS; } else { r = e / TK; kk = e % TK; }
             int gr = row0 + r, gk = k0 + kk;
             float va = 0.f;
-            if (gr < m && gk < k) va = ta ? A[(long long)gk * lda + gr] : A[(long long)gr * lda + gk];
+            if (gr < m && gk < kend) va = ta ? A[(long long)gk * lda + gr] : A[(long long)gr * lda + gk];
             As[kk][r] = va;
             int c, kb;  // B tile: k × cols of C
             if (tb) { c = e / TK; kb = e % TK; } else { c = e % TS; kb = e / TS; }
             int gc = col0 + c, gkb = k0 + kb;
             float vb = 0.f;
-            if (gc < n && gkb < k) vb = tb ? B[(long long)gc * ldb + gkb] : B[(long long)gkb * ldb + gc];
+            if (gc < n && gkb < kend) vb = tb ? B[(long long)gc * ldb + gkb] : B[(long long)gkb * ldb + gc];
             Bs[kb][c] = vb;
         }
         __syncthreads();
@@ -337,14 +446,15 @@ __global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, co
         }
         __syncthreads();
     }
+    float *out = part ? part + (long long)split * m * n : C;
     for (int i = 0; i < 4; i++) {
         int r = row0 + ty + 16 * i;
         if (r >= m) continue;
         for (int j = 0; j < 4; j++) {
             int c = col0 + tx + 16 * j;
             if (c >= n) continue;
-            float *dst = C + (long long)r * n + c;
-            *dst = acc[i][j] + (beta != 0.f ? beta * *dst : 0.f);
+            float *dst = out + (long long)r * n + c;
+            *dst = acc[i][j] + (!part && beta != 0.f ? beta * *dst : 0.f);
         }
     }
 }

@@ -75,6 +75,42 @@ type Norm struct {
 	Momentum, Epsilon float32
 }
 
+// Epilogue is what a kernel does to each value v it writes at index i:
+// v = v·Scale[c] + Bias[c] with c = (i/Inner) mod C (Scale and Bias are
+// NoBuf when absent), then, when Mask is set, gorgonia's Rectify
+// (x ⊙ (x ≥ 0)) keeping its mask for the gradient: Mask[i] = 1 if v ≥ 0
+// else 0, and v·Mask[i] is written. The planner fuses a broadcast bias or
+// scale and a ReLU into the kernel that produces their input this way.
+type Epilogue struct {
+	Scale, Bias Buf
+	Inner, C    int
+	Mask        Buf
+}
+
+// Plain is the epilogue that writes values unchanged.
+func Plain() Epilogue { return Epilogue{Scale: NoBuf, Bias: NoBuf, Inner: 1, C: 1, Mask: NoBuf} }
+
+// IsPlain says whether e changes nothing.
+func (e Epilogue) IsPlain() bool { return e.Scale == NoBuf && e.Bias == NoBuf && e.Mask == NoBuf }
+
+// Optimiser scalars, read by the Adam and SGD kernels from a buffer (so a
+// step captured once reads each step's learning rate): Adam's are
+// β1, β2, step, ε, decay (optim.AdamStep), SGD's lr, momentum, decay.
+const (
+	AdamScalars = 5
+	SGDScalars  = 3
+)
+
+// PutAdam writes a's scalars into dst[:AdamScalars].
+func PutAdam(dst []float32, a optim.AdamStep) {
+	dst[0], dst[1], dst[2], dst[3], dst[4] = a.Beta1, a.Beta2, a.Step, a.Eps, a.Decay
+}
+
+// PutSGD writes SGD's scalars into dst[:SGDScalars].
+func PutSGD(dst []float32, lr, momentum, decay float32) {
+	dst[0], dst[1], dst[2] = lr, momentum, decay
+}
+
 // Backend is the set of kernels the executor needs. Kernels are queued in
 // order; an error (a failed launch, an out-of-memory) is kept and returned
 // by the next Sync, Download or Err.
@@ -83,7 +119,12 @@ type Backend interface {
 	Name() string
 	// Alloc returns a zeroed buffer of n floats.
 	Alloc(n int) (Buf, error)
-	// Free releases every buffer.
+	// View returns n floats of parent from offset off as a buffer of its
+	// own (writes to one are writes to the other): parameters, gradients
+	// and inputs live in one block each, so one kernel or one copy serves
+	// them all.
+	View(parent Buf, off, n int) (Buf, error)
+	// Close releases every buffer.
 	Close() error
 	Upload(dst Buf, src []float32)
 	Download(dst []float32, src Buf) error
@@ -94,12 +135,17 @@ type Backend interface {
 	// bScalar) is read at index 0.
 	Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool)
 	Unary(op UnOp, a, out Buf, n int)
+	// Apply writes out = e(in) over n elements.
+	Apply(in, out Buf, n int, e Epilogue)
 	// Gemm: C (m×n) = op(A) · op(B) + beta·C, row-major.
 	Gemm(transA, transB bool, m, n, k int, a, b, c Buf, beta float32)
 	// Repeat broadcasts in (outer×1×inner) to out (outer×rep×inner).
 	Repeat(in, out Buf, outer, rep, inner int)
 	// Sum reduces in (outer×red×inner) to out (outer×inner).
 	Sum(in, out Buf, outer, red, inner int)
+	// SumKeep reduces in (outer×keep×inner) to out (keep): the sum over
+	// the outer and inner axes (a per-channel sum of an N×C×H×W tensor).
+	SumKeep(in, out Buf, outer, keep, inner int)
 	// Softmax of rows×cols along the rows (log-softmax when log).
 	Softmax(in, out Buf, rows, cols int, log bool)
 	// SoftmaxGrad: dx from the softmax output y and the gradient g.
@@ -107,7 +153,10 @@ type Backend interface {
 	// MaxPool writes the pooled values and, per output, the index of the
 	// winner inside its window.
 	MaxPool(in, out, idx Buf, p Pool)
-	MaxPoolGrad(g, idx, out Buf, p Pool)
+	// MaxPoolGrad routes g back to each window's winner (summing where
+	// windows overlap), times mask (a ReLU's, or NoBuf) element-wise. It
+	// writes every element of out: no fill is needed first.
+	MaxPoolGrad(g, idx, mask, out Buf, p Pool)
 	// BatchNorm normalises x per channel. In training it writes the batch
 	// mean and 1/σ to save (2·C) and updates running (mean then variance,
 	// 2·C); otherwise it uses running.
@@ -115,13 +164,44 @@ type Backend interface {
 	BatchNormGrad(x, g, out, save Buf, p Norm)
 	// Im2col writes the columns of the whole batch as KDim × (N·PDim).
 	Im2col(x, cols Buf, p Conv)
-	// Col2im adds columns (KDim × N·PDim) back onto a zeroed image batch.
+	// Col2im writes the image batch from its columns (KDim × N·PDim),
+	// adding where windows overlap: the adjoint of Im2col.
 	Col2im(cols, x Buf, p Conv)
-	// Swap01 permutes in (A×B×C) to out (B×A×C); bias (length A, or NoBuf)
-	// is added along the A axis.
-	Swap01(in, out Buf, a, b, c int, bias Buf)
-	Adam(p, g, m, v Buf, n int, a optim.AdamStep)
-	SGD(p, g, vel Buf, n int, lr, momentum, decay float32)
+	// Swap01 permutes in (A×B×C) to out (B×A×C) and applies e by the
+	// index in out (a convolution's bias and ReLU: Inner C, C A).
+	Swap01(in, out Buf, a, b, c int, e Epilogue)
+	// Adam updates n values of p from g with moments m and v; its
+	// scalars are the AdamScalars floats of s.
+	Adam(p, g, m, v Buf, n int, s Buf)
+	// SGD updates n values of p from g with velocity vel; its scalars are
+	// the SGDScalars floats of s.
+	SGD(p, g, vel Buf, n int, s Buf)
+}
+
+// Captured is a captured sequence of a backend's work (a CUDA graph).
+type Captured uint64
+
+// Async is implemented by a backend whose work runs asynchronously on a
+// queue (CUDA): the trainer then keeps a few steps in flight, moves
+// batches and results through page-locked memory, and captures the whole
+// step once in a graph that it replays every step.
+type Async interface {
+	// HostAlloc returns n floats of page-locked host memory, valid until
+	// the backend closes.
+	HostAlloc(n int) ([]float32, error)
+	// UploadAsync and DownloadAsync queue copies from and to HostAlloc
+	// memory.
+	UploadAsync(dst Buf, src []float32)
+	DownloadAsync(dst []float32, src Buf)
+	// Record marks the queue's position with event ev (0 to 7); Wait
+	// blocks until the queue has passed it and returns the queue's error.
+	Record(ev int)
+	Wait(ev int) error
+	// CanCapture says whether Capture works here. Capture records what f
+	// queues (nothing runs) as a graph; Replay queues the graph.
+	CanCapture() bool
+	Capture(f func()) (Captured, error)
+	Replay(g Captured)
 }
 
 // NoBuf marks an absent optional buffer.

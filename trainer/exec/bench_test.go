@@ -21,6 +21,9 @@ func benchExec(b *testing.B, spec model.Spec, batch int) {
 		b.Fatal(err)
 	}
 	x, y := net.RandomBatch(rand.New(rand.NewSource(1)))
+	if _, _, err := tr.Step(x, y, 1e-3); err != nil { // sizes the packing space
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -11,6 +11,8 @@ package exec
 typedef int gwres;
 typedef unsigned long long gwptr;
 
+#define GW_EVENTS 8
+
 // Driver API entry points, looked up by explicit versioned names so that
 // one binary works with every driver from CUDA 11 to 13.
 typedef struct {
@@ -40,7 +42,34 @@ typedef struct {
 	int (*cublasDestroy)(void*);
 	int (*cublasSgemm)(void*, int, int, int, int, int, const float*, const float*, int,
 		const float*, int, const float*, float*, int);
+	int (*cublasSetStream)(void*, void*);
+	int (*cublasSetWorkspace)(void*, void*, size_t); // optional
 	int device;
+	// The queue every copy, kernel and GEMM goes to, and its events.
+	void *stream;
+	void *events[GW_EVENTS];
+	gwptr blasWork;
+	gwres (*cuStreamCreate)(void**, unsigned);
+	gwres (*cuStreamDestroy)(void*);
+	gwres (*cuStreamSynchronize)(void*);
+	gwres (*cuMemcpyHtoDAsync)(gwptr, const void*, size_t, void*);
+	gwres (*cuMemcpyDtoHAsync)(void*, gwptr, size_t, void*);
+	gwres (*cuMemAllocHost)(void**, size_t);
+	gwres (*cuMemFreeHost)(void*);
+	gwres (*cuEventCreate)(void**, unsigned);
+	gwres (*cuEventDestroy)(void*);
+	gwres (*cuEventRecord)(void*, void*);
+	gwres (*cuEventSynchronize)(void*);
+	// CUDA graphs (optional: without them every step runs eagerly).
+	// cuGraphInstantiate is cuGraphInstantiateWithFlags in CUDA 12 and 13
+	// (11.4 and newer have it); older drivers have cuGraphInstantiate_v2.
+	gwres (*cuStreamBeginCapture)(void*, int);
+	gwres (*cuStreamEndCapture)(void*, void**);
+	gwres (*cuGraphInstantiateWithFlags)(void**, void*, unsigned long long);
+	gwres (*cuGraphInstantiate_v2)(void**, void*, void**, char*, size_t);
+	gwres (*cuGraphLaunch)(void*, void*);
+	gwres (*cuGraphExecDestroy)(void*);
+	gwres (*cuGraphDestroy)(void*);
 } gwcuda;
 
 static void *gw_sym(void *lib, const char *name, int *missing) {
@@ -81,6 +110,29 @@ static gwcuda *gw_open(char *err, int errlen) {
 	c->cuModuleGetFunction = gw_sym(lib, "cuModuleGetFunction", &m);
 	c->cuLaunchKernel = gw_sym(lib, "cuLaunchKernel", &m);
 	c->cuGetErrorName = gw_sym(lib, "cuGetErrorName", &m);
+	c->cuStreamCreate = gw_sym(lib, "cuStreamCreate", &m);
+	c->cuStreamDestroy = gw_sym(lib, "cuStreamDestroy_v2", &m);
+	c->cuStreamSynchronize = gw_sym(lib, "cuStreamSynchronize", &m);
+	c->cuMemcpyHtoDAsync = gw_sym(lib, "cuMemcpyHtoDAsync_v2", &m);
+	c->cuMemcpyDtoHAsync = gw_sym(lib, "cuMemcpyDtoHAsync_v2", &m);
+	c->cuMemAllocHost = gw_sym(lib, "cuMemAllocHost_v2", &m);
+	c->cuMemFreeHost = gw_sym(lib, "cuMemFreeHost", &m);
+	c->cuEventCreate = gw_sym(lib, "cuEventCreate", &m);
+	c->cuEventDestroy = gw_sym(lib, "cuEventDestroy_v2", &m);
+	c->cuEventRecord = gw_sym(lib, "cuEventRecord", &m);
+	c->cuEventSynchronize = gw_sym(lib, "cuEventSynchronize", &m);
+	int gm = 0;
+	c->cuStreamBeginCapture = gw_sym(lib, "cuStreamBeginCapture_v2", &gm);
+	c->cuStreamEndCapture = gw_sym(lib, "cuStreamEndCapture", &gm);
+	c->cuGraphLaunch = gw_sym(lib, "cuGraphLaunch", &gm);
+	c->cuGraphExecDestroy = gw_sym(lib, "cuGraphExecDestroy", &gm);
+	c->cuGraphDestroy = gw_sym(lib, "cuGraphDestroy", &gm);
+	int wf = 0, v2 = 0;
+	c->cuGraphInstantiateWithFlags = gw_sym(lib, "cuGraphInstantiateWithFlags", &wf);
+	c->cuGraphInstantiate_v2 = gw_sym(lib, "cuGraphInstantiate_v2", &v2);
+	if (gm || (wf && v2)) {
+		c->cuStreamBeginCapture = NULL; // no graphs: eager steps
+	}
 	if (m) {
 		snprintf(err, errlen, "libcuda.so.1 lacks a driver API function gpuwizard needs (driver too old?)");
 		dlclose(lib);
@@ -96,6 +148,9 @@ static gwcuda *gw_open(char *err, int errlen) {
 		c->cublasCreate = gw_sym(c->blas, "cublasCreate_v2", &bm);
 		c->cublasDestroy = gw_sym(c->blas, "cublasDestroy_v2", &bm);
 		c->cublasSgemm = gw_sym(c->blas, "cublasSgemm_v2", &bm);
+		c->cublasSetStream = gw_sym(c->blas, "cublasSetStream_v2", &bm);
+		int wm = 0;
+		c->cublasSetWorkspace = gw_sym(c->blas, "cublasSetWorkspace_v2", &wm);
 		if (bm) {
 			dlclose(c->blas);
 			c->blas = NULL;
@@ -115,17 +170,22 @@ static gwres gw_driver_version(gwcuda *c, int *v) { return c->cuDriverGetVersion
 static gwres gw_count(gwcuda *c, int *n) { return c->cuDeviceGetCount(n); }
 
 // gw_device selects device ordinal and makes its primary context current.
-static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *major, int *minor, size_t *mem) {
+static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *major, int *minor, int *sms, size_t *mem) {
 	int dev;
 	gwres r = c->cuDeviceGet(&dev, ordinal);
 	if (r) return r;
 	if ((r = c->cuDeviceGetName(name, namelen, dev))) return r;
 	if ((r = c->cuDeviceGetAttribute(major, 75, dev))) return r; // COMPUTE_CAPABILITY_MAJOR
 	if ((r = c->cuDeviceGetAttribute(minor, 76, dev))) return r; // COMPUTE_CAPABILITY_MINOR
+	if ((r = c->cuDeviceGetAttribute(sms, 16, dev))) return r;   // MULTIPROCESSOR_COUNT
 	if ((r = c->cuDeviceTotalMem(mem, dev))) return r;
 	if ((r = c->cuDevicePrimaryCtxRetain(&c->ctx, dev))) return r;
 	c->device = dev;
-	return c->cuCtxSetCurrent(c->ctx);
+	if ((r = c->cuCtxSetCurrent(c->ctx))) return r;
+	if ((r = c->cuStreamCreate(&c->stream, 1))) return r; // CU_STREAM_NON_BLOCKING
+	for (int i = 0; i < GW_EVENTS; i++)
+		if ((r = c->cuEventCreate(&c->events[i], 2))) return r; // CU_EVENT_DISABLE_TIMING
+	return 0;
 }
 
 // CUDA contexts are current per OS thread and goroutines move between
@@ -133,23 +193,77 @@ static gwres gw_device(gwcuda *c, int ordinal, char *name, int namelen, int *maj
 // (a thread-local store in the driver).
 #define CUR(c) do { gwres _r = (c)->cuCtxSetCurrent((c)->ctx); if (_r) return _r; } while (0)
 
+// gw_blas_create makes cuBLAS's handle, on the backend's stream, with a
+// workspace of its own (32 MiB, what Hopper wants) where cuBLAS lets one
+// be set: a GEMM captured in a graph must not allocate.
 static int gw_blas_create(gwcuda *c) {
 	if (!c->blas) return -1;
 	if (c->cuCtxSetCurrent(c->ctx)) return -1;
-	return c->cublasCreate(&c->handle);
+	int r = c->cublasCreate(&c->handle);
+	if (r) return r;
+	if ((r = c->cublasSetStream(c->handle, c->stream))) return r;
+	if (c->cublasSetWorkspace && c->cuMemAlloc(&c->blasWork, 32 << 20) == 0) {
+		if (c->cublasSetWorkspace(c->handle, (void *)(uintptr_t)c->blasWork, 32 << 20)) {
+			c->cuMemFree(c->blasWork);
+			c->blasWork = 0;
+		}
+	}
+	return 0;
 }
 
 static void gw_close(gwcuda *c) {
+	if (c->ctx) c->cuCtxSetCurrent(c->ctx);
+	if (c->stream) c->cuStreamSynchronize(c->stream);
 	if (c->handle) c->cublasDestroy(c->handle);
+	if (c->blasWork) c->cuMemFree(c->blasWork);
+	for (int i = 0; i < GW_EVENTS; i++)
+		if (c->events[i]) c->cuEventDestroy(c->events[i]);
+	if (c->stream) c->cuStreamDestroy(c->stream);
 	if (c->ctx) c->cuDevicePrimaryCtxRelease(c->device);
 	free(c);
 }
 
 static gwres gw_alloc(gwcuda *c, gwptr *p, size_t n) { CUR(c); return c->cuMemAlloc(p, n); }
 static gwres gw_free(gwcuda *c, gwptr p) { CUR(c); return c->cuMemFree(p); }
-static gwres gw_htod(gwcuda *c, gwptr d, const void *s, size_t n) { CUR(c); return c->cuMemcpyHtoD(d, s, n); }
-static gwres gw_dtoh(gwcuda *c, void *d, gwptr s, size_t n) { CUR(c); return c->cuMemcpyDtoH(d, s, n); }
-static gwres gw_sync(gwcuda *c) { CUR(c); return c->cuCtxSynchronize(); }
+// Copies from and to pageable memory go on the stream too (in order with
+// the kernels) and wait for it.
+static gwres gw_htod(gwcuda *c, gwptr d, const void *s, size_t n) {
+	CUR(c);
+	gwres r = c->cuMemcpyHtoDAsync(d, s, n, c->stream);
+	return r ? r : c->cuStreamSynchronize(c->stream);
+}
+static gwres gw_dtoh(gwcuda *c, void *d, gwptr s, size_t n) {
+	CUR(c);
+	gwres r = c->cuMemcpyDtoHAsync(d, s, n, c->stream);
+	return r ? r : c->cuStreamSynchronize(c->stream);
+}
+static gwres gw_sync(gwcuda *c) { CUR(c); return c->cuStreamSynchronize(c->stream); }
+
+// Page-locked host memory, copies from and to it queued without waiting,
+// events, and graphs.
+static gwres gw_host_alloc(gwcuda *c, void **p, size_t n) { CUR(c); return c->cuMemAllocHost(p, n); }
+static gwres gw_host_free(gwcuda *c, void *p) { CUR(c); return c->cuMemFreeHost(p); }
+static gwres gw_htod_async(gwcuda *c, gwptr d, const void *s, size_t n) { CUR(c); return c->cuMemcpyHtoDAsync(d, s, n, c->stream); }
+static gwres gw_dtoh_async(gwcuda *c, void *d, gwptr s, size_t n) { CUR(c); return c->cuMemcpyDtoHAsync(d, s, n, c->stream); }
+static gwres gw_record(gwcuda *c, int ev) { CUR(c); return c->cuEventRecord(c->events[ev], c->stream); }
+static gwres gw_wait(gwcuda *c, int ev) { CUR(c); return c->cuEventSynchronize(c->events[ev]); }
+static int gw_can_capture(gwcuda *c) { return c->cuStreamBeginCapture != NULL; }
+static gwres gw_begin_capture(gwcuda *c) { CUR(c); return c->cuStreamBeginCapture(c->stream, 2); } // CU_STREAM_CAPTURE_MODE_RELAXED
+static gwres gw_end_capture(gwcuda *c, uint64_t *handle) {
+	void *e = NULL;
+	void **exec = &e;
+	CUR(c);
+	void *g = NULL;
+	gwres r = c->cuStreamEndCapture(c->stream, &g);
+	if (r) return r;
+	if (c->cuGraphInstantiateWithFlags) r = c->cuGraphInstantiateWithFlags(exec, g, 0);
+	else r = c->cuGraphInstantiate_v2(exec, g, NULL, NULL, 0);
+	c->cuGraphDestroy(g);
+	*handle = (uint64_t)(uintptr_t)e;
+	return r;
+}
+static gwres gw_graph_launch(gwcuda *c, uint64_t g) { CUR(c); return c->cuGraphLaunch((void *)(uintptr_t)g, c->stream); }
+static gwres gw_graph_drop(gwcuda *c, uint64_t g) { CUR(c); return c->cuGraphExecDestroy((void *)(uintptr_t)g); }
 static gwres gw_meminfo(gwcuda *c, size_t *fr, size_t *tot) { CUR(c); return c->cuMemGetInfo(fr, tot); }
 static gwres gw_module(gwcuda *c, void **mod, const char *ptx) { CUR(c); return c->cuModuleLoadData(mod, ptx); }
 static gwres gw_function(gwcuda *c, void **f, void *mod, const char *name) {
@@ -157,12 +271,12 @@ static gwres gw_function(gwcuda *c, void **f, void *mod, const char *name) {
 }
 
 // gw_launch passes nargs 8-byte argument slots (ints and floats in the low
-// bytes, little-endian) on the default stream.
+// bytes, little-endian) on the backend's stream.
 static gwres gw_launch(gwcuda *c, void *f, unsigned gx, unsigned gy, unsigned bx, unsigned by, int nargs, uint64_t *vals) {
 	CUR(c);
 	void *params[16];
 	for (int i = 0; i < nargs && i < 16; i++) params[i] = &vals[i];
-	return c->cuLaunchKernel(f, gx, gy, 1, bx, by, 1, 0, NULL, params, NULL);
+	return c->cuLaunchKernel(f, gx, gy, 1, bx, by, 1, 0, c->stream, params, NULL);
 }
 
 static int gw_sgemm(gwcuda *c, int opB, int opA, int n, int m, int k, gwptr B, int ldb, gwptr A, int lda,
@@ -224,15 +338,15 @@ func (l *cudaLib) count() (int, error) {
 	return int(n), err
 }
 
-func (l *cudaLib) device(ordinal int) (name string, major, minor int, mem uint64, err error) {
+func (l *cudaLib) device(ordinal int) (name string, major, minor, sms int, mem uint64, err error) {
 	buf := make([]byte, 256)
-	var ma, mi C.int
+	var ma, mi, sm C.int
 	var m C.size_t
-	r := C.gw_device(l.c, C.int(ordinal), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &ma, &mi, &m)
+	r := C.gw_device(l.c, C.int(ordinal), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &ma, &mi, &sm, &m)
 	if err := l.check("cuDevicePrimaryCtxRetain", r); err != nil {
-		return "", 0, 0, 0, err
+		return "", 0, 0, 0, 0, err
 	}
-	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), int(ma), int(mi), uint64(m), nil
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), int(ma), int(mi), int(sm), uint64(m), nil
 }
 
 func (l *cudaLib) blas() bool { return C.gw_blas_create(l.c) == 0 }
@@ -261,7 +375,58 @@ func (l *cudaLib) dtoh(dst []float32, src uint64) error {
 	return l.check("cuMemcpyDtoH", C.gw_dtoh(l.c, unsafe.Pointer(&dst[0]), C.gwptr(src), C.size_t(4*len(dst))))
 }
 
-func (l *cudaLib) sync() error { return l.check("cuCtxSynchronize", C.gw_sync(l.c)) }
+func (l *cudaLib) sync() error { return l.check("cuStreamSynchronize", C.gw_sync(l.c)) }
+
+// hostAlloc returns n floats of page-locked host memory (C memory: the Go
+// collector neither moves nor frees it).
+func (l *cudaLib) hostAlloc(n int) ([]float32, error) {
+	var p unsafe.Pointer
+	if err := l.check("cuMemAllocHost", C.gw_host_alloc(l.c, &p, C.size_t(4*max(n, 1)))); err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*float32)(p), max(n, 1))[:n], nil
+}
+
+func (l *cudaLib) hostFree(h []float32) {
+	if cap(h) > 0 {
+		C.gw_host_free(l.c, unsafe.Pointer(unsafe.SliceData(h[:1])))
+	}
+}
+
+func (l *cudaLib) htodAsync(dst uint64, src []float32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return l.check("cuMemcpyHtoDAsync", C.gw_htod_async(l.c, C.gwptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
+}
+
+func (l *cudaLib) dtohAsync(dst []float32, src uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return l.check("cuMemcpyDtoHAsync", C.gw_dtoh_async(l.c, unsafe.Pointer(&dst[0]), C.gwptr(src), C.size_t(4*len(dst))))
+}
+
+func (l *cudaLib) record(ev int) error { return l.check("cuEventRecord", C.gw_record(l.c, C.int(ev))) }
+func (l *cudaLib) wait(ev int) error   { return l.check("cuEventSynchronize", C.gw_wait(l.c, C.int(ev))) }
+func (l *cudaLib) canCapture() bool    { return C.gw_can_capture(l.c) != 0 }
+func (l *cudaLib) beginCapture() error {
+	return l.check("cuStreamBeginCapture", C.gw_begin_capture(l.c))
+}
+
+func (l *cudaLib) endCapture() (uint64, error) {
+	var h C.uint64_t
+	if err := l.check("cuStreamEndCapture/cuGraphInstantiate", C.gw_end_capture(l.c, &h)); err != nil {
+		return 0, err
+	}
+	return uint64(h), nil
+}
+
+func (l *cudaLib) graphLaunch(g uint64) error {
+	return l.check("cuGraphLaunch", C.gw_graph_launch(l.c, C.uint64_t(g)))
+}
+
+func (l *cudaLib) graphDrop(g uint64) { C.gw_graph_drop(l.c, C.uint64_t(g)) }
 
 func (l *cudaLib) memInfo() (free, total uint64, err error) {
 	var f, t C.size_t

@@ -3,24 +3,63 @@ package exec
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"gpuwizard/trainer/exec/internal/par"
 	"gpuwizard/trainer/exec/internal/sgemm"
-	"gpuwizard/trainer/optim"
 )
 
-// GoBackend runs the kernels on the CPU in Go. It is the reference the CUDA
-// backend is tested against.
+// GoBackend runs the kernels on the CPU in Go, every kernel shared out
+// over the batch (or its elements, rows or channels) to GOMAXPROCS
+// goroutines through a pool, with no allocation per step: each kernel's
+// arguments live in a job struct of the backend. It is the reference the
+// CUDA backend's tests started from; the float64 backend of the tests is
+// the reference for both.
 type GoBackend struct {
 	bufs    [][]float32
 	gemm    sgemm.Gemm
 	generic bool // use gonum's SGEMM even where the AVX2 kernel runs
+	pool    par.Pool
+	j       goJobs
 }
+
+var _ Backend = (*GoBackend)(nil)
+
+// goJobs holds one job per kernel kind: the backend runs one kernel at a
+// time, so one of each is enough.
+type goJobs struct {
+	fill        fillJob
+	binary      binaryJob
+	unary       unaryJob
+	apply       applyJob
+	gonum       gonumJob
+	repeat      repeatJob
+	sumRows     sumRowsJob
+	sumCols     sumColsJob
+	sumKeep     sumKeepJob
+	softmax     softmaxJob
+	softmaxGrad softmaxGradJob
+	maxPool     maxPoolJob
+	maxPoolGrad maxPoolGradJob
+	bn          bnJob
+	bnGrad      bnGradJob
+	im2col      im2colJob
+	col2im      col2imJob
+	swap        swapJob
+	adam        adamJob
+	sgd         sgdJob
+}
+
+// Grains: items per chunk handed to a goroutine. Element-wise work comes
+// in 16 Ki-element chunks (64 KiB, a few µs each); rows, planes and
+// images by count.
+const (
+	elemGrain = 16 << 10
+	rowGrain  = 16
+)
 
 // NewGoBackend returns an empty CPU backend.
 func NewGoBackend() *GoBackend { return &GoBackend{} }
@@ -41,12 +80,26 @@ func (g *GoBackend) Alloc(n int) (Buf, error) {
 	return Buf(len(g.bufs) - 1), nil
 }
 
+// View implements Backend.
+func (g *GoBackend) View(parent Buf, off, n int) (Buf, error) {
+	if parent < 0 || int(parent) >= len(g.bufs) || off < 0 || n < 0 || off+n > len(g.bufs[parent]) {
+		return NoBuf, fmt.Errorf("%w: view [%d, %d) of buffer %d is out of range", ErrExec, off, off+n, parent)
+	}
+	g.bufs = append(g.bufs, g.bufs[parent][off:off+n:off+n])
+	return Buf(len(g.bufs) - 1), nil
+}
+
 // Data exposes a buffer's memory (tests and the CPU trainer read it
 // without a copy).
 func (g *GoBackend) Data(b Buf) []float32 { return g.bufs[b] }
 
 // Close implements Backend.
-func (g *GoBackend) Close() error { g.bufs = nil; return nil }
+func (g *GoBackend) Close() error {
+	g.bufs = nil
+	g.j = goJobs{}
+	g.pool.Close()
+	return nil
+}
 
 // Upload implements Backend.
 func (g *GoBackend) Upload(dst Buf, src []float32) { copy(g.bufs[dst], src) }
@@ -60,12 +113,28 @@ func (g *GoBackend) Download(dst []float32, src Buf) error {
 // Err implements Backend: the Go kernels cannot fail.
 func (g *GoBackend) Err() error { return nil }
 
+func (g *GoBackend) buf(b Buf) []float32 {
+	if b == NoBuf {
+		return nil
+	}
+	return g.bufs[b]
+}
+
+type fillJob struct {
+	d []float32
+	v float32
+}
+
+func (j *fillJob) Run(_, lo, hi int) {
+	for i := range j.d[lo:hi] {
+		j.d[lo+i] = j.v
+	}
+}
+
 // Fill implements Backend.
 func (g *GoBackend) Fill(dst Buf, n int, v float32) {
-	d := g.bufs[dst][:n]
-	for i := range d {
-		d[i] = v
-	}
+	g.j.fill = fillJob{d: g.bufs[dst][:n], v: v}
+	g.pool.For(n, elemGrain, &g.j.fill)
 }
 
 func b2f(b bool) float32 {
@@ -75,16 +144,22 @@ func b2f(b bool) float32 {
 	return 0
 }
 
-// Binary implements Backend.
-func (g *GoBackend) Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool) {
-	A, B, O := g.bufs[a], g.bufs[b], g.bufs[out][:n]
+type binaryJob struct {
+	op     BinOp
+	a, b   []float32
+	o      []float32
+	as, bs bool
+}
+
+func (j *binaryJob) Run(_, lo, hi int) {
+	A, B, O := j.a, j.b, j.o[lo:hi]
 	switch {
-	case aScalar && bScalar:
-		O[0] = binop(op, A[0], B[0])
-	case bScalar:
+	case j.as && j.bs:
+		O[0] = binop(j.op, A[0], B[0])
+	case j.bs:
 		s := B[0]
-		A = A[:n]
-		switch op {
+		A = A[lo:hi]
+		switch j.op {
 		case OpAdd:
 			for i, x := range A {
 				O[i] = x + s
@@ -97,23 +172,19 @@ func (g *GoBackend) Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool
 			for i, x := range A {
 				O[i] = x / s
 			}
-		case OpGE:
-			for i, x := range A {
-				O[i] = b2f(x >= s)
-			}
 		default:
 			for i, x := range A {
-				O[i] = binop(op, x, s)
+				O[i] = binop(j.op, x, s)
 			}
 		}
-	case aScalar:
+	case j.as:
 		s := A[0]
-		for i, y := range B[:n] {
-			O[i] = binop(op, s, y)
+		for i, y := range B[lo:hi] {
+			O[i] = binop(j.op, s, y)
 		}
 	default:
-		A, B = A[:n], B[:n]
-		switch op {
+		A, B = A[lo:hi], B[lo:hi]
+		switch j.op {
 		case OpAdd:
 			for i := range O {
 				O[i] = A[i] + B[i]
@@ -128,10 +199,19 @@ func (g *GoBackend) Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool
 			}
 		default:
 			for i := range O {
-				O[i] = binop(op, A[i], B[i])
+				O[i] = binop(j.op, A[i], B[i])
 			}
 		}
 	}
+}
+
+// Binary implements Backend.
+func (g *GoBackend) Binary(op BinOp, a, b, out Buf, n int, aScalar, bScalar bool) {
+	g.j.binary = binaryJob{op: op, a: g.bufs[a], b: g.bufs[b], o: g.bufs[out][:n], as: aScalar, bs: bScalar}
+	if aScalar && bScalar {
+		n = 1
+	}
+	g.pool.For(n, elemGrain, &g.j.binary)
 }
 
 func binop(op BinOp, x, y float32) float32 {
@@ -156,11 +236,15 @@ func binop(op BinOp, x, y float32) float32 {
 	return float32(math.NaN())
 }
 
-// Unary implements Backend.
-func (g *GoBackend) Unary(op UnOp, a, out Buf, n int) {
-	A, O := g.bufs[a][:n], g.bufs[out][:n]
+type unaryJob struct {
+	op   UnOp
+	a, o []float32
+}
+
+func (j *unaryJob) Run(_, lo, hi int) {
+	A, O := j.a[lo:hi], j.o[lo:hi]
 	for i, x := range A {
-		switch op {
+		switch j.op {
 		case OpNeg:
 			O[i] = -x
 		case OpExp:
@@ -177,96 +261,253 @@ func (g *GoBackend) Unary(op UnOp, a, out Buf, n int) {
 	}
 }
 
-// Gemm implements Backend: with the AVX2/FMA kernel (package sgemm) where the
-// CPU has it, else with gonum's SGEMM kernels, called on tiles of C
-// small enough for gonum's serial path: its own parallel path starts one
-// goroutine per 64×64 block, and the hand-offs cost more than the blocks
-// of LeNet-sized products (with one thread, most of the time went to
-// futex wake-ups). The tiles are shared out to one goroutine per thread.
+// Unary implements Backend.
+func (g *GoBackend) Unary(op UnOp, a, out Buf, n int) {
+	g.j.unary = unaryJob{op: op, a: g.bufs[a][:n], o: g.bufs[out][:n]}
+	g.pool.For(n, elemGrain, &g.j.unary)
+}
+
+// epi is an Epilogue with its buffers resolved.
+type epi struct {
+	scale, bias, mask []float32
+	inner, c          int
+}
+
+func (g *GoBackend) epi(e Epilogue) epi {
+	return epi{scale: g.buf(e.Scale), bias: g.buf(e.Bias), mask: g.buf(e.Mask), inner: max(e.Inner, 1), c: max(e.C, 1)}
+}
+
+// run writes dst = e(src) where dst[0] is element base of the output.
+func (e *epi) run(src, dst []float32, base int) {
+	if e.scale == nil && e.bias == nil && e.mask == nil {
+		copy(dst, src)
+		return
+	}
+	var mask []float32
+	if e.mask != nil {
+		mask = e.mask[base : base+len(dst)]
+	}
+	if e.scale == nil && e.bias == nil { // a ReLU alone
+		for t, v := range src {
+			dst[t], mask[t] = relu(v)
+		}
+		return
+	}
+	if e.inner == 1 { // the channel is the column of rows of C (a dense layer)
+		for k := 0; k < len(dst); {
+			ch := (base + k) % e.c
+			end := min(len(dst), k+e.c-ch)
+			var sc, bi []float32
+			if e.scale != nil {
+				sc = e.scale[ch : ch+end-k]
+			}
+			if e.bias != nil {
+				bi = e.bias[ch : ch+end-k]
+			}
+			var m []float32
+			if mask != nil {
+				m = mask[k:end]
+			}
+			epiRow(src[k:end], dst[k:end], sc, bi, m)
+			k = end
+		}
+		return
+	}
+	for k := 0; k < len(dst); { // segments of one channel
+		i := base + k
+		ch := (i / e.inner) % e.c
+		end := min(len(dst), k+e.inner-i%e.inner)
+		s, b := float32(1), float32(0)
+		if e.scale != nil {
+			s = e.scale[ch]
+		}
+		if e.bias != nil {
+			b = e.bias[ch]
+		}
+		seg, out := src[k:end], dst[k:end]
+		if mask == nil {
+			for t, v := range seg {
+				out[t] = v*s + b
+			}
+		} else {
+			m := mask[k:end]
+			for t, v := range seg {
+				out[t], m[t] = relu(v*s + b)
+			}
+		}
+		k = end
+	}
+}
+
+// relu is gorgonia's Rectify, x ⊙ (x ≥ 0), with its mask: a negative x
+// gives −0 and NaN stays NaN, as the two ops do. Written so that the
+// compiler emits a SETcc, not a branch: activations' signs are random, and
+// mispredictions cost more than the arithmetic.
+func relu(v float32) (float32, float32) {
+	var k int32
+	if v >= 0 {
+		k = 1
+	}
+	m := float32(k)
+	return v * m, m
+}
+
+// epiRow applies per-element scales sc and biases bi (nil: none) and, with
+// m, the ReLU.
+func epiRow(src, dst, sc, bi, m []float32) {
+	for t, v := range src {
+		if sc != nil {
+			v *= sc[t]
+		}
+		if bi != nil {
+			v += bi[t]
+		}
+		if m != nil {
+			v, m[t] = relu(v)
+		}
+		dst[t] = v
+	}
+}
+
+type applyJob struct {
+	in, out []float32
+	e       epi
+}
+
+func (j *applyJob) Run(_, lo, hi int) { j.e.run(j.in[lo:hi], j.out[lo:hi], lo) }
+
+// Apply implements Backend.
+func (g *GoBackend) Apply(in, out Buf, n int, e Epilogue) {
+	g.j.apply = applyJob{in: g.bufs[in][:n], out: g.bufs[out][:n], e: g.epi(e)}
+	g.pool.For(n, elemGrain, &g.j.apply)
+}
+
+// gonumJob runs gonum's SGEMM on tiles of C small enough for its serial
+// path (its own parallel path starts one goroutine per 64×64 block).
+type gonumJob struct {
+	ta, tb         blas.Transpose
+	m, n, k        int
+	lda, ldb       int
+	a, b, c        []float32
+	beta           float32
+	rows, cols     int
+	transA, transB bool
+}
+
+const gonumTM, gonumTN = 64, 128 // 2 of gonum's blocks: below its parallel threshold
+
+func (j *gonumJob) Run(_, lo, hi int) {
+	impl := blas32.Implementation()
+	for t := lo; t < hi; t++ {
+		i, jj := t/j.cols*gonumTM, t%j.cols*gonumTN
+		mi, nj := min(gonumTM, j.m-i), min(gonumTN, j.n-jj)
+		ao := i * j.lda
+		if j.transA {
+			ao = i
+		}
+		bo := jj
+		if j.transB {
+			bo = jj * j.ldb
+		}
+		impl.Sgemm(j.ta, j.tb, mi, nj, j.k, 1, j.a[ao:], j.lda, j.b[bo:], j.ldb, j.beta, j.c[i*j.n+jj:], j.n)
+	}
+}
+
+// Gemm implements Backend: with the AVX2/FMA kernel (package sgemm) where
+// the CPU has it, else with gonum's SGEMM on tiles; both share the work
+// out through the backend's pool.
 func (g *GoBackend) Gemm(transA, transB bool, m, n, k int, a, b, c Buf, beta float32) {
 	A, B, C := g.bufs[a], g.bufs[b], g.bufs[c]
 	if !g.generic && sgemm.Available() {
-		g.gemm.Run(transA, transB, m, n, k, A, B, C, beta)
+		g.gemm.Run(&g.pool, transA, transB, m, n, k, A, B, C, beta)
 		return
 	}
-	ta, tb := blas.NoTrans, blas.NoTrans
+	j := &g.j.gonum
+	*j = gonumJob{ta: blas.NoTrans, tb: blas.NoTrans, m: m, n: n, k: k, lda: k, ldb: n, a: A, b: B, c: C, beta: beta,
+		rows: (m + gonumTM - 1) / gonumTM, cols: (n + gonumTN - 1) / gonumTN, transA: transA, transB: transB}
 	if transA {
-		ta = blas.Trans
+		j.ta, j.lda = blas.Trans, m
 	}
 	if transB {
-		tb = blas.Trans
+		j.tb, j.ldb = blas.Trans, k
 	}
-	lda, ldb := k, n
-	if transA {
-		lda = m
+	g.pool.For(j.rows*j.cols, 1, j)
+}
+
+type repeatJob struct {
+	in, out    []float32
+	rep, inner int
+}
+
+func (j *repeatJob) Run(_, lo, hi int) {
+	for r := lo; r < hi; r++ { // row r of out: (o, rep)
+		o := r / j.rep
+		copy(j.out[r*j.inner:(r+1)*j.inner], j.in[o*j.inner:(o+1)*j.inner])
 	}
-	if transB {
-		ldb = k
-	}
-	const tm, tn = 64, 128 // 2 of gonum's blocks: below its parallel threshold
-	impl := blas32.Implementation()
-	tile := func(i, j int) {
-		mi, nj := min(tm, m-i), min(tn, n-j)
-		ao := i * lda
-		if transA {
-			ao = i
-		}
-		bo := j
-		if transB {
-			bo = j * ldb
-		}
-		impl.Sgemm(ta, tb, mi, nj, k, 1, A[ao:], lda, B[bo:], ldb, beta, C[i*n+j:], n)
-	}
-	rows, cols := (m+tm-1)/tm, (n+tn-1)/tn
-	workers := min(runtime.GOMAXPROCS(0), rows*cols)
-	if workers <= 1 {
-		for i := 0; i < m; i += tm {
-			for j := 0; j < n; j += tn {
-				tile(i, j)
-			}
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for t := w; t < rows*cols; t += workers {
-				tile(t/cols*tm, t%cols*tn)
-			}
-		}(w)
-	}
-	wg.Wait()
 }
 
 // Repeat implements Backend.
 func (g *GoBackend) Repeat(in, out Buf, outer, rep, inner int) {
-	I, O := g.bufs[in], g.bufs[out]
-	for o := 0; o < outer; o++ {
-		src := I[o*inner : (o+1)*inner]
-		for r := 0; r < rep; r++ {
-			copy(O[(o*rep+r)*inner:], src)
-		}
+	g.j.repeat = repeatJob{in: g.bufs[in], out: g.bufs[out], rep: rep, inner: inner}
+	g.pool.For(outer*rep, max(elemGrain/max(inner, 1), 1), &g.j.repeat)
+}
+
+// sum64 adds v in float64 with four independent accumulators (the sums
+// of long rows: float32 would drift by ~len ulps).
+func sum64(v []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += float64(v[i])
+		s1 += float64(v[i+1])
+		s2 += float64(v[i+2])
+		s3 += float64(v[i+3])
+	}
+	for ; i < len(v); i++ {
+		s0 += float64(v[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot64 is Σ (a[i]−mean)·b[i] in float64, as sum64.
+func dot64(a, b []float32, mean float32) float64 {
+	var s0, s1 float64
+	b = b[:len(a)]
+	i := 0
+	for ; i+2 <= len(a); i += 2 {
+		s0 += float64(a[i]-mean) * float64(b[i])
+		s1 += float64(a[i+1]-mean) * float64(b[i+1])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]-mean) * float64(b[i])
+	}
+	return s0 + s1
+}
+
+// sumRowsJob: out[o] = Σ in[o, :] (inner 1), one row per item.
+type sumRowsJob struct {
+	in, out []float32
+	red     int
+}
+
+func (j *sumRowsJob) Run(_, lo, hi int) {
+	for o := lo; o < hi; o++ {
+		j.out[o] = float32(sum64(j.in[o*j.red : (o+1)*j.red]))
 	}
 }
 
-// Sum implements Backend.
-func (g *GoBackend) Sum(in, out Buf, outer, red, inner int) {
-	I, O := g.bufs[in], g.bufs[out]
-	for o := 0; o < outer; o++ {
-		dst := O[o*inner : (o+1)*inner]
-		if inner == 1 {
-			var s float32
-			for _, v := range I[o*red : (o+1)*red] {
-				s += v
-			}
-			dst[0] = s
-			continue
-		}
-		copy(dst, I[o*red*inner:])
-		for r := 1; r < red; r++ {
-			src := I[(o*red+r)*inner:][:inner]
+// sumColsJob: out[o, k] = Σ_r in[o, r, k], items are columns k (all o).
+type sumColsJob struct {
+	in, out           []float32
+	outer, red, inner int
+}
+
+func (j *sumColsJob) Run(_, lo, hi int) {
+	for o := 0; o < j.outer; o++ {
+		dst := j.out[o*j.inner+lo : o*j.inner+hi]
+		copy(dst, j.in[o*j.red*j.inner+lo:])
+		for r := 1; r < j.red; r++ {
+			src := j.in[(o*j.red+r)*j.inner+lo:][:len(dst)]
 			for i, v := range src {
 				dst[i] += v
 			}
@@ -274,11 +515,49 @@ func (g *GoBackend) Sum(in, out Buf, outer, red, inner int) {
 	}
 }
 
-// Softmax implements Backend.
-func (g *GoBackend) Softmax(in, out Buf, rows, cols int, log bool) {
+// Sum implements Backend.
+func (g *GoBackend) Sum(in, out Buf, outer, red, inner int) {
 	I, O := g.bufs[in], g.bufs[out]
-	for r := 0; r < rows; r++ {
-		x, y := I[r*cols:(r+1)*cols], O[r*cols:(r+1)*cols]
+	if inner == 1 {
+		g.j.sumRows = sumRowsJob{in: I, out: O, red: red}
+		g.pool.For(outer, max(elemGrain/max(red, 1), 1), &g.j.sumRows)
+		return
+	}
+	g.j.sumCols = sumColsJob{in: I, out: O, outer: outer, red: red, inner: inner}
+	g.pool.For(inner, max(elemGrain/max(outer*red, 1), 64), &g.j.sumCols)
+}
+
+type sumKeepJob struct {
+	in, out            []float32
+	outer, keep, inner int
+}
+
+func (j *sumKeepJob) Run(_, lo, hi int) {
+	for c := lo; c < hi; c++ {
+		var s float64
+		for o := 0; o < j.outer; o++ {
+			s += sum64(j.in[(o*j.keep+c)*j.inner:][:j.inner])
+		}
+		j.out[c] = float32(s)
+	}
+}
+
+// SumKeep implements Backend.
+func (g *GoBackend) SumKeep(in, out Buf, outer, keep, inner int) {
+	g.j.sumKeep = sumKeepJob{in: g.bufs[in], out: g.bufs[out], outer: outer, keep: keep, inner: inner}
+	g.pool.For(keep, 1, &g.j.sumKeep)
+}
+
+type softmaxJob struct {
+	in, out []float32
+	cols    int
+	log     bool
+}
+
+func (j *softmaxJob) Run(_, lo, hi int) {
+	cols := j.cols
+	for r := lo; r < hi; r++ {
+		x, y := j.in[r*cols:(r+1)*cols], j.out[r*cols:(r+1)*cols]
 		mx := x[0]
 		for _, v := range x[1:] {
 			mx = max(mx, v)
@@ -287,13 +566,13 @@ func (g *GoBackend) Softmax(in, out Buf, rows, cols int, log bool) {
 		for i, v := range x {
 			e := math32.Exp(v - mx)
 			sum += e
-			if log {
+			if j.log {
 				y[i] = v - mx
 			} else {
 				y[i] = e
 			}
 		}
-		if log {
+		if j.log {
 			ls := math32.Log(sum)
 			for i := range y {
 				y[i] -= ls
@@ -306,13 +585,24 @@ func (g *GoBackend) Softmax(in, out Buf, rows, cols int, log bool) {
 	}
 }
 
-// SoftmaxGrad implements Backend.
-func (g *GoBackend) SoftmaxGrad(y, gr, out Buf, rows, cols int, log bool) {
-	Y, G, O := g.bufs[y], g.bufs[gr], g.bufs[out]
-	for r := 0; r < rows; r++ {
-		yy, gg, dx := Y[r*cols:(r+1)*cols], G[r*cols:(r+1)*cols], O[r*cols:(r+1)*cols]
+// Softmax implements Backend.
+func (g *GoBackend) Softmax(in, out Buf, rows, cols int, log bool) {
+	g.j.softmax = softmaxJob{in: g.bufs[in], out: g.bufs[out], cols: cols, log: log}
+	g.pool.For(rows, rowGrain, &g.j.softmax)
+}
+
+type softmaxGradJob struct {
+	y, g, out []float32
+	cols      int
+	log       bool
+}
+
+func (j *softmaxGradJob) Run(_, lo, hi int) {
+	cols := j.cols
+	for r := lo; r < hi; r++ {
+		yy, gg, dx := j.y[r*cols:(r+1)*cols], j.g[r*cols:(r+1)*cols], j.out[r*cols:(r+1)*cols]
 		var s float32
-		if log {
+		if j.log {
 			for _, v := range gg {
 				s += v
 			}
@@ -330,18 +620,51 @@ func (g *GoBackend) SoftmaxGrad(y, gr, out Buf, rows, cols int, log bool) {
 	}
 }
 
-// MaxPool implements Backend. Ties go to the first element of the window
+// SoftmaxGrad implements Backend.
+func (g *GoBackend) SoftmaxGrad(y, gr, out Buf, rows, cols int, log bool) {
+	g.j.softmaxGrad = softmaxGradJob{y: g.bufs[y], g: g.bufs[gr], out: g.bufs[out], cols: cols, log: log}
+	g.pool.For(rows, rowGrain, &g.j.softmaxGrad)
+}
+
+func pool2x2(p Pool) bool {
+	return p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.OH*2 <= p.H && p.OW*2 <= p.W
+}
+
+type maxPoolJob struct {
+	in, out, idx []float32
+	p            Pool
+}
+
+// Run pools planes lo..hi-1. Ties go to the first element of the window
 // in row-major order, as in gorgonia.
-func (g *GoBackend) MaxPool(in, out, idx Buf, p Pool) {
-	I, O, X := g.bufs[in], g.bufs[out], g.bufs[idx]
-	if p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.OH*2 <= p.H && p.OW*2 <= p.W {
-		maxPool2x2(I, O, X, p)
-		return
-	}
-	for plane := 0; plane < p.N*p.C; plane++ {
-		src := I[plane*p.H*p.W:][:p.H*p.W]
-		dst := O[plane*p.OH*p.OW:][:p.OH*p.OW]
-		ix := X[plane*p.OH*p.OW:][:p.OH*p.OW]
+func (j *maxPoolJob) Run(_, lo, hi int) {
+	p := j.p
+	for plane := lo; plane < hi; plane++ {
+		src := j.in[plane*p.H*p.W:][:p.H*p.W]
+		dst := j.out[plane*p.OH*p.OW:][:p.OH*p.OW]
+		ix := j.idx[plane*p.OH*p.OW:][:p.OH*p.OW]
+		if pool2x2(p) {
+			for oy := 0; oy < p.OH; oy++ {
+				r0 := src[2*oy*p.W:][:2*p.OW]
+				r1 := src[(2*oy+1)*p.W:][:2*p.OW]
+				d := dst[oy*p.OW:][:p.OW]
+				x := ix[oy*p.OW:][:p.OW]
+				for ox := range d {
+					best, at := r0[2*ox], float32(0)
+					if v := r0[2*ox+1]; v > best {
+						best, at = v, 1
+					}
+					if v := r1[2*ox]; v > best {
+						best, at = v, 2
+					}
+					if v := r1[2*ox+1]; v > best {
+						best, at = v, 3
+					}
+					d[ox], x[ox] = best, at
+				}
+			}
+			continue
+		}
 		for oy := 0; oy < p.OH; oy++ {
 			for ox := 0; ox < p.OW; ox++ {
 				best, at := float32(-math.MaxFloat32), -1
@@ -360,118 +683,257 @@ func (g *GoBackend) MaxPool(in, out, idx Buf, p Pool) {
 	}
 }
 
-// maxPool2x2 is MaxPool for the common 2×2 window with stride 2 whose
-// windows all lie inside the image: the same first-wins order, without the
-// general loop's bounds.
-func maxPool2x2(I, O, X []float32, p Pool) {
-	for plane := 0; plane < p.N*p.C; plane++ {
-		src := I[plane*p.H*p.W:][:p.H*p.W]
-		dst := O[plane*p.OH*p.OW:][:p.OH*p.OW]
-		ix := X[plane*p.OH*p.OW:][:p.OH*p.OW]
-		for oy := 0; oy < p.OH; oy++ {
-			r0 := src[2*oy*p.W:][:2*p.OW]
-			r1 := src[(2*oy+1)*p.W:][:2*p.OW]
-			d := dst[oy*p.OW:][:p.OW]
-			x := ix[oy*p.OW:][:p.OW]
-			for ox := range d {
-				best, at := r0[2*ox], float32(0)
-				if v := r0[2*ox+1]; v > best {
-					best, at = v, 1
+// MaxPool implements Backend.
+func (g *GoBackend) MaxPool(in, out, idx Buf, p Pool) {
+	g.j.maxPool = maxPoolJob{in: g.bufs[in], out: g.bufs[out], idx: g.bufs[idx], p: p}
+	g.pool.For(p.N*p.C, rowGrain, &g.j.maxPool)
+}
+
+type maxPoolGradJob struct {
+	g, idx, mask, out []float32
+	p                 Pool
+}
+
+func (j *maxPoolGradJob) Run(_, lo, hi int) {
+	p := j.p
+	hw, ohw := p.H*p.W, p.OH*p.OW
+	for plane := lo; plane < hi; plane++ {
+		dst := j.out[plane*hw:][:hw]
+		gg := j.g[plane*ohw:][:ohw]
+		ix := j.idx[plane*ohw:][:ohw]
+		if pool2x2(p) && p.OH*2 == p.H && p.OW*2 == p.W { // windows tile the plane: write each once
+			for oy := 0; oy < p.OH; oy++ {
+				r0, r1 := dst[2*oy*p.W:][:2*p.OW], dst[(2*oy+1)*p.W:][:2*p.OW]
+				for ox := 0; ox < p.OW; ox++ {
+					v, at := gg[oy*p.OW+ox], ix[oy*p.OW+ox]
+					r0[2*ox], r0[2*ox+1], r1[2*ox], r1[2*ox+1] = 0, 0, 0, 0
+					switch at {
+					case 0:
+						r0[2*ox] = v
+					case 1:
+						r0[2*ox+1] = v
+					case 2:
+						r1[2*ox] = v
+					case 3:
+						r1[2*ox+1] = v
+					}
 				}
-				if v := r1[2*ox]; v > best {
-					best, at = v, 2
+			}
+		} else {
+			clear(dst)
+			for oy := 0; oy < p.OH; oy++ {
+				for ox := 0; ox < p.OW; ox++ {
+					at := int(ix[oy*p.OW+ox])
+					if at < 0 {
+						continue
+					}
+					y, x := oy*p.SH+at/p.KW, ox*p.SW+at%p.KW
+					dst[y*p.W+x] += gg[oy*p.OW+ox]
 				}
-				if v := r1[2*ox+1]; v > best {
-					best, at = v, 3
-				}
-				d[ox], x[ox] = best, at
+			}
+		}
+		if j.mask != nil {
+			for i, m := range j.mask[plane*hw:][:hw] {
+				dst[i] *= m
 			}
 		}
 	}
 }
 
 // MaxPoolGrad implements Backend.
-func (g *GoBackend) MaxPoolGrad(gr, idx, out Buf, p Pool) {
-	G, X, O := g.bufs[gr], g.bufs[idx], g.bufs[out]
-	clear(O[:p.N*p.C*p.H*p.W])
-	for plane := 0; plane < p.N*p.C; plane++ {
-		dst := O[plane*p.H*p.W:][:p.H*p.W]
-		gg := G[plane*p.OH*p.OW:][:p.OH*p.OW]
-		ix := X[plane*p.OH*p.OW:][:p.OH*p.OW]
-		for oy := 0; oy < p.OH; oy++ {
-			for ox := 0; ox < p.OW; ox++ {
-				at := int(ix[oy*p.OW+ox])
-				if at < 0 {
+func (g *GoBackend) MaxPoolGrad(gr, idx, mask, out Buf, p Pool) {
+	g.j.maxPoolGrad = maxPoolGradJob{g: g.bufs[gr], idx: g.bufs[idx], mask: g.buf(mask), out: g.bufs[out], p: p}
+	g.pool.For(p.N*p.C, rowGrain, &g.j.maxPoolGrad)
+}
+
+type bnJob struct {
+	x, o, s, r []float32
+	p          Norm
+	training   bool
+}
+
+func (j *bnJob) Run(_, lo, hi int) { batchNorm(j.x, j.o, j.s, j.r, j.p, j.training, lo, hi) }
+
+// BatchNorm implements Backend (channels in parallel).
+func (g *GoBackend) BatchNorm(x, out, save, running Buf, p Norm, training bool) {
+	g.j.bn = bnJob{x: g.bufs[x], o: g.bufs[out], s: g.bufs[save], r: g.bufs[running], p: p, training: training}
+	g.pool.For(p.C, 1, &g.j.bn)
+}
+
+type bnGradJob struct {
+	x, g, o, s []float32
+	p          Norm
+}
+
+func (j *bnGradJob) Run(_, lo, hi int) { batchNormGrad(j.x, j.g, j.o, j.s, j.p, lo, hi) }
+
+// BatchNormGrad implements Backend (channels in parallel).
+func (g *GoBackend) BatchNormGrad(x, gr, out, save Buf, p Norm) {
+	g.j.bnGrad = bnGradJob{x: g.bufs[x], g: g.bufs[gr], o: g.bufs[out], s: g.bufs[save], p: p}
+	g.pool.For(p.C, 1, &g.j.bnGrad)
+}
+
+type im2colJob struct {
+	x, cols []float32
+	p       Conv
+}
+
+func (j *im2colJob) Run(_, lo, hi int) { im2colRows(j.x, j.cols, j.p, lo, hi) }
+
+// Im2col implements Backend (rows of the columns in parallel: each
+// goroutine writes whole rows, all images).
+func (g *GoBackend) Im2col(x, cols Buf, p Conv) {
+	g.j.im2col = im2colJob{x: g.bufs[x], cols: g.bufs[cols], p: p}
+	g.pool.For(p.KDim(), 1, &g.j.im2col)
+}
+
+// im2colRows writes rows lo..hi-1 (c, ky, kx) of the columns.
+func im2colRows(X, C []float32, p Conv, lo, hi int) {
+	P, NP := p.PDim(), p.N*p.PDim()
+	for r := lo; r < hi; r++ {
+		c, ky, kx := r/(p.K*p.K), r/p.K%p.K, r%p.K
+		row := C[r*NP : (r+1)*NP]
+		l, h := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
+		for n := 0; n < p.N; n++ {
+			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
+			img := row[n*P : (n+1)*P]
+			for oy := 0; oy < p.OH; oy++ {
+				iy := oy + ky - p.Pad
+				dst := img[oy*p.OW : (oy+1)*p.OW]
+				if iy < 0 || iy >= p.H || h <= l {
+					clear(dst)
 					continue
 				}
-				y, x := oy*p.SH+at/p.KW, ox*p.SW+at%p.KW
-				dst[y*p.W+x] += gg[oy*p.OW+ox]
+				src := plane[iy*p.W+l+kx-p.Pad:][:h-l]
+				for t := 0; t < l; t++ {
+					dst[t] = 0
+				}
+				copy(dst[l:h], src)
+				for t := h; t < p.OW; t++ {
+					dst[t] = 0
+				}
 			}
 		}
 	}
 }
 
-// BatchNorm implements Backend.
-func (g *GoBackend) BatchNorm(x, out, save, running Buf, p Norm, training bool) {
-	BatchNormCPU(g.bufs[x], g.bufs[out], g.bufs[save], g.bufs[running], p, training)
+type col2imJob struct {
+	cols, x []float32
+	p       Conv
 }
 
-// BatchNormGrad implements Backend.
-func (g *GoBackend) BatchNormGrad(x, gr, out, save Buf, p Norm) {
-	BatchNormGradCPU(g.bufs[x], g.bufs[gr], g.bufs[out], g.bufs[save], p)
+func (j *col2imJob) Run(_, lo, hi int) { col2im(j.cols, j.x, j.p, lo, hi) }
+
+// Col2im implements Backend (images in parallel).
+func (g *GoBackend) Col2im(cols, x Buf, p Conv) {
+	g.j.col2im = col2imJob{cols: g.bufs[cols], x: g.bufs[x], p: p}
+	g.pool.For(p.N, 1, &g.j.col2im)
 }
 
-// Im2col implements Backend.
-func (g *GoBackend) Im2col(x, cols Buf, p Conv) { Im2colCPU(g.bufs[x], g.bufs[cols], p) }
+type swapJob struct {
+	in, out []float32
+	a, b, c int
+	e       epi
+}
 
-// Col2im implements Backend.
-func (g *GoBackend) Col2im(cols, x Buf, p Conv) { Col2imCPU(g.bufs[cols], g.bufs[x], p) }
+// Run permutes rows lo..hi-1 of out (row r = j·a + i, from row i·b + j of in).
+func (j *swapJob) Run(_, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		jj, i := r/j.a, r%j.a
+		j.e.run(j.in[(i*j.b+jj)*j.c:][:j.c], j.out[r*j.c:][:j.c], r*j.c)
+	}
+}
 
 // Swap01 implements Backend.
-func (g *GoBackend) Swap01(in, out Buf, a, b, c int, bias Buf) {
-	var B []float32
-	if bias != NoBuf {
-		B = g.bufs[bias]
+func (g *GoBackend) Swap01(in, out Buf, a, b, c int, e Epilogue) {
+	g.j.swap = swapJob{in: g.bufs[in], out: g.bufs[out], a: a, b: b, c: c, e: g.epi(e)}
+	g.pool.For(a*b, max(elemGrain/max(c, 1), 1), &g.j.swap)
+}
+
+type adamJob struct {
+	p, g, m, v []float32
+	s          [AdamScalars]float32
+}
+
+func (j *adamJob) Run(_, lo, hi int) {
+	s := j.s
+	adamUpdate(j.p[lo:hi], j.g[lo:hi], j.m[lo:hi], j.v[lo:hi], s[0], s[1], s[2], s[3], s[4])
+}
+
+// adamUpdate is optim.AdamUpdate's arithmetic (optim.AdamStep's scalars).
+func adamUpdate(p, g, m, v []float32, b1, b2, step, eps, decay float32) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	for k := range p {
+		gk := g[k]
+		mk := b1*m[k] + (1-b1)*gk
+		vk := b2*v[k] + (1-b2)*gk*gk
+		m[k], v[k] = mk, vk
+		p[k] = p[k]*decay - step*mk/(float32(math.Sqrt(float64(vk)))+eps)
 	}
-	Swap01CPU(g.bufs[in], g.bufs[out], a, b, c, B)
 }
 
-// Adam implements Backend with package optim's arithmetic.
-func (g *GoBackend) Adam(p, gr, m, v Buf, n int, a optim.AdamStep) {
-	optim.AdamUpdate(g.bufs[p][:n], g.bufs[gr][:n], g.bufs[m][:n], g.bufs[v][:n], a)
+// Adam implements Backend.
+func (g *GoBackend) Adam(p, gr, m, v Buf, n int, s Buf) {
+	j := &g.j.adam
+	*j = adamJob{p: g.bufs[p][:n], g: g.bufs[gr][:n], m: g.bufs[m][:n], v: g.bufs[v][:n]}
+	copy(j.s[:], g.bufs[s])
+	g.pool.For(n, elemGrain, j)
 }
 
-// SGD implements Backend with package optim's arithmetic.
-func (g *GoBackend) SGD(p, gr, vel Buf, n int, lr, momentum, decay float32) {
-	optim.SGDUpdate(g.bufs[p][:n], g.bufs[gr][:n], g.bufs[vel][:n], lr, momentum, decay)
+type sgdJob struct {
+	p, g, vel []float32
+	s         [SGDScalars]float32
+}
+
+func (j *sgdJob) Run(_, lo, hi int) {
+	lr, momentum, decay := j.s[0], j.s[1], j.s[2]
+	p, g, vel := j.p[lo:hi], j.g[lo:hi], j.vel[lo:hi]
+	for k := range p {
+		gk := g[k] + decay*p[k]
+		vel[k] = momentum*vel[k] + gk
+		p[k] -= lr * vel[k]
+	}
+}
+
+// SGD implements Backend.
+func (g *GoBackend) SGD(p, gr, vel Buf, n int, s Buf) {
+	j := &g.j.sgd
+	*j = sgdJob{p: g.bufs[p][:n], g: g.bufs[gr][:n], vel: g.bufs[vel][:n]}
+	copy(j.s[:], g.bufs[s])
+	g.pool.For(n, elemGrain, j)
 }
 
 // BatchNormCPU normalises X (N×C×HW) per channel into O. In training it
 // uses the batch mean and biased variance, saves the mean and 1/σ in S
 // (2·C) and updates the running mean and unbiased variance in R (2·C) as
-// R = momentum·batch + (1−momentum)·R; otherwise it uses R.
+// R = momentum·batch + (1−momentum)·R; otherwise it uses R. The sums over
+// the N·HW values of a channel accumulate in float64: in float32 they
+// drift by ~N·HW ulps (1e-3 relative at 16,384 values), which the
+// gradient's cancellation then shows.
 func BatchNormCPU(X, O, S, R []float32, p Norm, training bool) {
-	n := float32(p.N * p.HW)
-	for c := 0; c < p.C; c++ {
+	batchNorm(X, O, S, R, p, training, 0, p.C)
+}
+
+func batchNorm(X, O, S, R []float32, p Norm, training bool, lo, hi int) {
+	n := float64(p.N * p.HW)
+	for c := lo; c < hi; c++ {
 		var mean, inv float32
 		if training {
-			var s float32
+			var s, ss float64
+			for b := 0; b < p.N; b++ {
+				s += sum64(X[(b*p.C+c)*p.HW:][:p.HW])
+			}
+			mean = float32(s / n)
 			for b := 0; b < p.N; b++ {
 				for _, v := range X[(b*p.C+c)*p.HW:][:p.HW] {
-					s += v
+					d := float64(v - mean)
+					ss += d * d
 				}
 			}
-			mean = s / n
-			var ss float32
-			for b := 0; b < p.N; b++ {
-				for _, v := range X[(b*p.C+c)*p.HW:][:p.HW] {
-					ss += (v - mean) * (v - mean)
-				}
-			}
-			inv = 1 / math32.Sqrt(ss/n+p.Epsilon)
+			inv = 1 / math32.Sqrt(float32(ss/n)+p.Epsilon)
 			S[c], S[p.C+c] = mean, inv
 			R[c] = p.Momentum*mean + (1-p.Momentum)*R[c]
-			R[p.C+c] = p.Momentum*(ss/(n-1)) + (1-p.Momentum)*R[p.C+c]
+			R[p.C+c] = p.Momentum*float32(ss/(n-1)) + (1-p.Momentum)*R[p.C+c]
 		} else {
 			mean, inv = R[c], 1/math32.Sqrt(R[p.C+c]+p.Epsilon)
 		}
@@ -485,21 +947,23 @@ func BatchNormCPU(X, O, S, R []float32, p Norm, training bool) {
 }
 
 // BatchNormGradCPU is the gradient of BatchNormCPU in training: dx from
-// x, dy (G) and the saved statistics.
+// x, dy (G) and the saved statistics (sums in float64, as in BatchNormCPU).
 func BatchNormGradCPU(X, G, O, S []float32, p Norm) {
-	n := float32(p.N * p.HW)
-	for c := 0; c < p.C; c++ {
+	batchNormGrad(X, G, O, S, p, 0, p.C)
+}
+
+func batchNormGrad(X, G, O, S []float32, p Norm, lo, hi int) {
+	n := float64(p.N * p.HW)
+	for c := lo; c < hi; c++ {
 		mean, inv := S[c], S[p.C+c]
-		var sum, dot float32
+		var sum, dot float64
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
-			for i, dy := range G[off : off+p.HW] {
-				sum += dy
-				dot += (X[off+i] - mean) * dy
-			}
+			sum += sum64(G[off : off+p.HW])
+			dot += dot64(X[off:off+p.HW], G[off:off+p.HW], mean)
 		}
-		k := dot * inv * inv / n
-		gm := sum / n
+		k := float32(dot/n) * inv * inv
+		gm := float32(sum / n)
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
 			for i, dy := range G[off : off+p.HW] {
@@ -511,30 +975,29 @@ func BatchNormGradCPU(X, G, O, S []float32, p Norm) {
 
 // Im2colCPU writes the columns of the batch X as C (KDim × N·PDim): row
 // (c, ky, kx), column (n, oy, ox).
-func Im2colCPU(X, C []float32, p Conv) {
+func Im2colCPU(X, C []float32, p Conv) { im2col(X, C, p, 0, p.N) }
+
+// im2col writes the columns of images lo..hi-1.
+func im2col(X, C []float32, p Conv, lo, hi int) {
 	P, NP := p.PDim(), p.N*p.PDim()
-	for n := 0; n < p.N; n++ {
+	for n := lo; n < hi; n++ {
 		for c := 0; c < p.C; c++ {
 			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
 			for ky := 0; ky < p.K; ky++ {
 				for kx := 0; kx < p.K; kx++ {
 					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
+					lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
 					for oy := 0; oy < p.OH; oy++ {
 						iy := oy + ky - p.Pad
 						dst := row[oy*p.OW : (oy+1)*p.OW]
-						if iy < 0 || iy >= p.H {
+						if iy < 0 || iy >= p.H || hi <= lo {
 							clear(dst)
 							continue
 						}
 						src := plane[iy*p.W : (iy+1)*p.W]
-						lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
-						clear(dst[:max(lo, 0)])
-						if hi > lo {
-							copy(dst[lo:hi], src[lo+kx-p.Pad:])
-						}
-						if hi < p.OW {
-							clear(dst[max(hi, 0):])
-						}
+						clear(dst[:lo])
+						copy(dst[lo:hi], src[lo+kx-p.Pad:])
+						clear(dst[hi:])
 					}
 				}
 			}
@@ -542,12 +1005,15 @@ func Im2colCPU(X, C []float32, p Conv) {
 	}
 }
 
-// Col2imCPU adds the columns C back onto X (zeroed first): the adjoint of
-// Im2colCPU.
-func Col2imCPU(C, X []float32, p Conv) {
+// Col2imCPU writes X from the columns C, adding where windows overlap:
+// the adjoint of Im2colCPU.
+func Col2imCPU(C, X []float32, p Conv) { col2im(C, X, p, 0, p.N) }
+
+// col2im writes images lo..hi-1.
+func col2im(C, X []float32, p Conv, lo, hi int) {
 	P, NP := p.PDim(), p.N*p.PDim()
-	clear(X[:p.N*p.C*p.H*p.W])
-	for n := 0; n < p.N; n++ {
+	clear(X[lo*p.C*p.H*p.W : hi*p.C*p.H*p.W])
+	for n := lo; n < hi; n++ {
 		for c := 0; c < p.C; c++ {
 			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
 			for ky := 0; ky < p.K; ky++ {
@@ -577,18 +1043,7 @@ func Col2imCPU(C, X []float32, p Conv) {
 // Swap01CPU permutes I (a×b×c) to O (b×a×c), adding B[i] (when B is not
 // nil) along the a axis.
 func Swap01CPU(I, O []float32, a, b, c int, B []float32) {
-	for i := 0; i < a; i++ {
-		for j := 0; j < b; j++ {
-			src := I[(i*b+j)*c:][:c]
-			dst := O[(j*a+i)*c:][:c]
-			if B == nil {
-				copy(dst, src)
-				continue
-			}
-			bv := B[i]
-			for k, v := range src {
-				dst[k] = v + bv
-			}
-		}
-	}
+	e := epi{bias: B, inner: c, c: a}
+	j := swapJob{in: I, out: O, a: a, b: b, c: c, e: e}
+	j.Run(0, 0, a*b)
 }

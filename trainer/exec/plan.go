@@ -48,8 +48,11 @@ type NormGradOp interface {
 // Options share buffers between programs on one backend: an evaluation
 // graph reads the training graph's parameters and batch-norm statistics.
 type Options struct {
-	Params    []Buf // one per Graph.Params; allocated and uploaded when nil
+	Params    []Buf // one per Graph.Params; allocated (in one block) and uploaded when nil
 	BNRunning []Buf // one per batch-norm op in graph order
+	// Extra floats are kept after the inputs in the input block
+	// (Program.Extra): the optimiser's scalars travel with the batch.
+	Extra int
 }
 
 // Program is a planned graph on a backend.
@@ -58,17 +61,33 @@ type Program struct {
 	steps     []func()
 	Names     []string // one per step, for events and tests
 	Fallbacks []string // ops run through gorgonia on the CPU, with copies
-	inputs    []Buf
+	Fused     []string // what the planner fused, one line per kernel
+	inputs    []Buf    // views of InBlock
 	inSize    []int
+	InOff     []int // each input's offset in InBlock
+	InBlock   Buf   // the inputs one after another, then Extra
+	InTotal   int   // floats of InBlock
+	Extra     Buf   // Options.Extra floats of InBlock (NoBuf when none)
+	ExtraOff  int
 	outputs   []Buf
 	outSize   []int
-	Params    []Buf
+	Params    []Buf // views of ParamBlock (or Options.Params)
 	ParamSize []int
-	Grads     []Buf
-	BNOps     []NormOp
-	BNRunning []Buf
-	err       error
+	ParamOff  []int // offsets in ParamBlock and GradBlock
+	// ParamBlock holds every parameter (NoBuf when Options.Params were
+	// given), GradBlock every gradient at the same offsets, so that one
+	// optimiser kernel updates them all; ParamTotal floats each.
+	ParamBlock, GradBlock Buf
+	ParamTotal            int
+	Grads                 []Buf // views of GradBlock
+	BNOps                 []NormOp
+	BNRunning             []Buf
+	err                   error
 }
+
+// align rounds n floats up to 64 (256 bytes): every view of a block
+// starts aligned, as cuBLAS and vector loads prefer.
+func align(n int) int { return (n + 63) &^ 63 }
 
 type planner struct {
 	be       Backend
@@ -80,6 +99,12 @@ type planner struct {
 	released map[int64]bool
 	free     map[int][]Buf
 	last     map[int64]int
+	pos      map[int64]int // a live node's index in plan order
+	users    map[int64]int // its live consumers (an output or gradient counts as one)
+	skip     map[int64]bool
+	fused    map[int64]*fusion // run this fusion at the node's position
+	gradView map[int64]Buf     // a gradient's root → its view in GradBlock
+	konst    map[int64]G.Value // nodes whose value is known when planning
 	prog     *Program
 	tmpA     Buf
 	tmpB     Buf
@@ -88,7 +113,11 @@ type planner struct {
 	bnIndex  int
 	bnSave   map[NormOp]Buf
 	cols     map[ConvOp]Buf // a convolution's columns, kept for its gradients
-	poolIdx  map[int64]Buf  // a max-pool node's winners, kept for its gradient
+	tmpT     Buf            // a convolution's output gradient, permuted (O × N·P), shared by its gradients
+	tmpTSz   int
+	tOwner   ConvOp // whose gradient tmpT holds at this point of the plan
+	tDy      int64
+	poolIdx  map[int64]Buf // a max-pool node's winners, kept for its gradient
 	opts     Options
 	err      error
 }
@@ -138,14 +167,18 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		mark(n)
 	}
 	p := &planner{be: be, g: g, buf: map[int64]Buf{}, store: map[int64]int64{}, scalar: map[int64]bool{},
-		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{}, poolIdx: map[int64]Buf{},
-		prog: &Program{be: be}, tmpA: NoBuf, tmpB: NoBuf}
+		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
+		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
+		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{},
+		poolIdx: map[int64]Buf{},
+		prog:    &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, tmpA: NoBuf, tmpB: NoBuf, tmpT: NoBuf}
 	var live []*G.Node
 	for _, n := range order {
 		if need[n.ID()] {
 			if n.Dtype() != tensor.Float32 {
 				return nil, fmt.Errorf("%w: node %s is %v; only float32 graphs run on the executor", ErrExec, n.Name(), n.Dtype())
 			}
+			p.pos[n.ID()] = len(live)
 			live = append(live, n)
 		}
 	}
@@ -153,31 +186,42 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	p.fold(live)
+	p.gradBlock()
+	p.fuse(live)
 	for i, n := range live {
+		if p.err != nil {
+			return nil, p.err
+		}
+		if f, ok := p.fused[n.ID()]; ok {
+			p.planFusion(i, n, f)
+			continue
+		}
+		if p.skip[n.ID()] {
+			p.release(i, n)
+			continue
+		}
 		if _, bound := p.buf[n.ID()]; n.Op() == nil || bound {
 			continue // a leaf, a constant or a size, placed by bind
 		}
 		p.plan(i, n)
-		if p.err != nil {
-			return nil, p.err
-		}
 	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.gradCopies()
 	if p.tmpASz > 0 {
 		p.tmpA = p.alloc(p.tmpASz)
 	}
 	if p.tmpBSz > 0 {
 		p.tmpB = p.alloc(p.tmpBSz)
 	}
-	for _, n := range g.Inputs {
-		p.prog.inputs = append(p.prog.inputs, p.buf[n.ID()])
-		p.prog.inSize = append(p.prog.inSize, size(n.Shape()))
+	if p.tmpTSz > 0 {
+		p.tmpT = p.alloc(p.tmpTSz)
 	}
 	for _, n := range g.Outputs {
 		p.prog.outputs = append(p.prog.outputs, p.bufOf(n))
 		p.prog.outSize = append(p.prog.outSize, size(n.Shape()))
-	}
-	for _, n := range g.Grads {
-		p.prog.Grads = append(p.prog.Grads, p.bufOf(n))
 	}
 	if p.err == nil {
 		p.err = be.Err()
@@ -194,10 +238,27 @@ func (p *planner) fail(format string, args ...any) {
 	}
 }
 
+// alloc allocates n floats; after a failure it allocates nothing more.
 func (p *planner) alloc(n int) Buf {
+	if p.err != nil {
+		return NoBuf
+	}
 	b, err := p.be.Alloc(max(n, 1))
-	if err != nil && p.err == nil {
+	if err != nil {
 		p.err = fmt.Errorf("%w: allocating %d floats: %w", ErrExec, n, err)
+		return NoBuf
+	}
+	return b
+}
+
+func (p *planner) view(parent Buf, off, n int) Buf {
+	if p.err != nil {
+		return NoBuf
+	}
+	b, err := p.be.View(parent, off, n)
+	if err != nil {
+		p.err = fmt.Errorf("%w: %w", ErrExec, err)
+		return NoBuf
 	}
 	return b
 }
@@ -215,8 +276,18 @@ func (p *planner) root(n *G.Node) int64 {
 
 func (p *planner) bufOf(n *G.Node) Buf { return p.buf[p.root(n)] }
 
+// block lays sizes out one after another at aligned offsets and returns
+// the offsets and the total.
+func block(sizes []int) (off []int, total int) {
+	for _, n := range sizes {
+		off = append(off, total)
+		total += align(max(n, 1))
+	}
+	return off, total
+}
+
 // bind places the leaves (inputs, parameters, constants), marks aliases and
-// computes each buffer's last use.
+// computes each buffer's last use and each node's users.
 func (p *planner) bind(live []*G.Node) {
 	isParam := map[int64]int{}
 	for i, n := range p.g.Params {
@@ -226,24 +297,45 @@ func (p *planner) bind(live []*G.Node) {
 	for _, n := range p.g.Inputs {
 		isInput[n.ID()] = true
 	}
+	pr := p.prog
 	for _, n := range p.g.Params {
-		b := NoBuf
+		pr.ParamSize = append(pr.ParamSize, size(n.Shape()))
+	}
+	pr.ParamOff, pr.ParamTotal = block(pr.ParamSize)
+	if p.opts.Params == nil && len(p.g.Params) > 0 {
+		pr.ParamBlock = p.alloc(pr.ParamTotal)
+	}
+	for i, n := range p.g.Params {
+		var b Buf
 		if p.opts.Params != nil {
-			b = p.opts.Params[isParam[n.ID()]]
+			b = p.opts.Params[i]
 		} else {
-			b = p.alloc(size(n.Shape()))
+			b = p.view(pr.ParamBlock, pr.ParamOff[i], pr.ParamSize[i])
 			if v := n.Value(); v != nil && p.err == nil {
 				p.be.Upload(b, v.Data().([]float32))
 			}
 		}
 		p.buf[n.ID()] = b
 		p.pinned[n.ID()] = true
-		p.prog.Params = append(p.prog.Params, b)
-		p.prog.ParamSize = append(p.prog.ParamSize, size(n.Shape()))
+		pr.Params = append(pr.Params, b)
 	}
 	for _, n := range p.g.Inputs { // even one no output reads: Run uploads it
-		p.buf[n.ID()] = p.alloc(size(n.Shape()))
+		pr.inSize = append(pr.inSize, size(n.Shape()))
+	}
+	pr.InOff, pr.InTotal = block(pr.inSize)
+	pr.ExtraOff = pr.InTotal
+	pr.InTotal += p.opts.Extra
+	if pr.InTotal > 0 {
+		pr.InBlock = p.alloc(pr.InTotal)
+	}
+	for i, n := range p.g.Inputs {
+		b := p.view(pr.InBlock, pr.InOff[i], pr.inSize[i])
+		pr.inputs = append(pr.inputs, b)
+		p.buf[n.ID()] = b
 		p.pinned[n.ID()] = true
+	}
+	if p.opts.Extra > 0 {
+		pr.Extra = p.view(pr.InBlock, pr.ExtraOff, p.opts.Extra)
 	}
 	for i, n := range live {
 		id := n.ID()
@@ -276,6 +368,7 @@ func (p *planner) bind(live []*G.Node) {
 				p.be.Upload(b, data)
 			}
 			p.buf[id], p.pinned[id] = b, true
+			p.konst[id] = v
 		default:
 			kind := fmt.Sprintf("%T", n.Op())
 			switch kind {
@@ -288,14 +381,123 @@ func (p *planner) bind(live []*G.Node) {
 					p.be.Upload(b, []float32{float32(v)})
 				}
 				p.buf[id], p.pinned[id] = b, true
+				p.konst[id] = G.NewF32(float32(v))
 			}
+		}
+		if kindOf(n) == "gorgonia.sizeOp" {
+			continue // its value is known now: it reads nothing at run time
 		}
 		for _, c := range children(p.g.G, n) {
 			p.last[p.root(c)] = i
+			p.users[c.ID()]++
 		}
 	}
 	for _, n := range append(append([]*G.Node{}, p.g.Outputs...), p.g.Grads...) {
 		p.pinned[p.root(n)] = true
+		p.users[n.ID()]++
+	}
+}
+
+// fold computes, when planning, every op node whose inputs are all known
+// (constants, sizes, and nodes folded before): gorgonia computes it on the
+// CPU once and it becomes a constant buffer, so no kernel runs for it each
+// step (the loss's gradient seed −1/N broadcast to the batch: four
+// launches).
+func (p *planner) fold(live []*G.Node) {
+	for _, n := range live {
+		if n.Op() == nil || n.Op().Arity() == 0 || p.konst[n.ID()] != nil || p.err != nil {
+			continue
+		}
+		ins := children(p.g.G, n)
+		vals := make([]G.Value, len(ins))
+		known := len(ins) > 0
+		for j, c := range ins {
+			v := p.konst[c.ID()]
+			if v == nil {
+				known = false
+				break
+			}
+			if t, ok := v.(tensor.Tensor); ok {
+				v = t.Clone().(tensor.Tensor) // an op may write into its input
+			}
+			vals[j] = v
+		}
+		if !known {
+			continue
+		}
+		v, err := n.Op().Do(vals...)
+		if err != nil || v == nil {
+			continue // left to run as a step
+		}
+		var data []float32
+		switch d := v.Data().(type) {
+		case float32:
+			data = []float32{d}
+		case []float32:
+			data = d
+		default:
+			continue
+		}
+		if len(data) != max(size(n.Shape()), 1) {
+			continue
+		}
+		p.konst[n.ID()] = v
+		if _, aliased := p.store[n.ID()]; aliased {
+			continue // a reshape: it shares its input's buffer
+		}
+		b := p.alloc(len(data))
+		if p.err == nil {
+			p.be.Upload(b, data)
+		}
+		p.buf[n.ID()], p.pinned[n.ID()] = b, true
+	}
+}
+
+// gradBlock allocates the gradients' block and, for each gradient computed
+// by an op of its own, the view its op writes into.
+func (p *planner) gradBlock() {
+	pr := p.prog
+	if len(p.g.Grads) == 0 || len(p.g.Grads) != len(p.g.Params) || p.err != nil {
+		return
+	}
+	pr.GradBlock = p.alloc(pr.ParamTotal)
+	seen := map[int64]bool{}
+	for i, n := range p.g.Grads {
+		v := p.view(pr.GradBlock, pr.ParamOff[i], pr.ParamSize[i])
+		pr.Grads = append(pr.Grads, v)
+		r := p.root(n)
+		_, bound := p.buf[r]
+		if op := p.nodeOf(r); !bound && !seen[r] && op != nil && size(op.Shape()) == pr.ParamSize[i] {
+			p.gradView[r] = v
+		}
+		seen[r] = true
+	}
+}
+
+// nodeOf finds a live node by id (nil when it is not live).
+func (p *planner) nodeOf(id int64) *G.Node {
+	n, ok := p.g.G.Node(id).(*G.Node)
+	if !ok || n == nil || n.Op() == nil {
+		return nil
+	}
+	if _, live := p.pos[id]; !live {
+		return nil
+	}
+	return n
+}
+
+// gradCopies copies the gradients that could not be computed in place
+// (a gradient that is a parameter, a constant or another's) into their
+// views.
+func (p *planner) gradCopies() {
+	for i, n := range p.g.Grads {
+		src, dst := p.bufOf(n), p.prog.Grads[i]
+		if src == dst || p.err != nil {
+			continue
+		}
+		sz := p.prog.ParamSize[i]
+		be := p.be
+		p.add("copy gradient "+p.g.Params[i].Name(), func() { be.Repeat(src, dst, 1, 1, sz) })
 	}
 }
 
@@ -327,8 +529,13 @@ func intsOf(v reflect.Value) []int {
 	return out
 }
 
-// out allocates the buffer of an op node's result, reusing a free one.
+// out allocates the buffer of an op node's result, reusing a free one; a
+// gradient gets its view of the gradient block.
 func (p *planner) out(n *G.Node) Buf {
+	if v, ok := p.gradView[n.ID()]; ok {
+		p.buf[n.ID()] = v
+		return v
+	}
 	sz := max(size(n.Shape()), 1)
 	if l := p.free[sz]; len(l) > 0 {
 		b := l[len(l)-1]
@@ -361,10 +568,38 @@ func (p *planner) add(name string, f func()) {
 	p.prog.Names = append(p.prog.Names, name)
 }
 
+func kindOf(n *G.Node) string {
+	if n.Op() == nil {
+		return ""
+	}
+	return fmt.Sprintf("%T", n.Op())
+}
+
+// binOf returns the operator of an element-wise binary op node.
+func binOf(n *G.Node) (BinOp, bool) {
+	if kindOf(n) != "gorgonia.elemBinOp" {
+		return 0, false
+	}
+	tok := strings.Fields(n.Op().String())
+	op, ok := map[string]BinOp{"+": OpAdd, "-": OpSub, "⊙": OpMul, "÷": OpDiv, ">=": OpGE, ">": OpGT, "<=": OpLE, "<": OpLT}[tok[0]]
+	if op >= OpGE && (len(tok) < 2 || tok[1] != "true") {
+		return 0, false // a comparison returning booleans
+	}
+	return op, ok
+}
+
+// sumAxes returns the axes a sum op node reduces.
+func sumAxes(n *G.Node) ([]int, bool) {
+	if kindOf(n) != "gorgonia.sumOp" {
+		return nil, false
+	}
+	return intsOf(field(n.Op(), "along")), true
+}
+
 // plan adds the step for op node n (the i-th live node).
 func (p *planner) plan(i int, n *G.Node) {
 	op := n.Op()
-	kind := fmt.Sprintf("%T", op)
+	kind := kindOf(n)
 	ins := children(p.g.G, n)
 	if kind == "gorgonia.reshapeOp" {
 		return
@@ -377,12 +612,10 @@ func (p *planner) plan(i int, n *G.Node) {
 	be := p.be
 	switch kind {
 	case "gorgonia.elemBinOp":
-		tok := strings.Fields(op.String())
-		bop, ok := map[string]BinOp{"+": OpAdd, "-": OpSub, "⊙": OpMul, "÷": OpDiv, ">=": OpGE, ">": OpGT, "<=": OpLE, "<": OpLT}[tok[0]]
-		cmp := bop >= OpGE
+		bop, ok := binOf(n)
 		as, bs := p.scalar[ins[0].ID()], p.scalar[ins[1].ID()]
 		sameSize := (as || size(ins[0].Shape()) == osz) && (bs || size(ins[1].Shape()) == osz)
-		if ok && sameSize && (!cmp || len(tok) > 1 && tok[1] == "true") {
+		if ok && sameSize {
 			out := p.out(n)
 			a, b := in[0], in[1]
 			p.add(op.String(), func() { be.Binary(bop, a, b, out, osz, as, bs) })
@@ -433,19 +666,8 @@ func (p *planner) plan(i int, n *G.Node) {
 			return
 		}
 	case "gorgonia.sumOp":
-		along := intsOf(field(op, "along"))
-		s := ins[0].Shape()
-		contiguous := len(along) > 0
-		for j := 1; j < len(along); j++ {
-			contiguous = contiguous && along[j] == along[j-1]+1
-		}
-		if contiguous && along[len(along)-1] < len(s) {
-			lo, hi := along[0], along[len(along)-1]+1
-			outer, red, inner := size(s[:lo]), size(s[lo:hi]), size(s[hi:])
-			out := p.out(n)
-			a := in[0]
-			p.add(op.String(), func() { be.Sum(a, out, outer, red, inner) })
-			p.release(i, n)
+		along, _ := sumAxes(n)
+		if p.sum(i, n, n, ins[0], along, op.String()) {
 			return
 		}
 	case "*gorgonia.softmaxOp":
@@ -482,13 +704,7 @@ func (p *planner) plan(i int, n *G.Node) {
 			return
 		}
 	case "*gorgonia.maxPoolDiffOp":
-		fwd := ins[1]
-		idx, ok := p.poolIdx[fwd.ID()]
-		if pool, pok := poolOf(op, ins[0].Shape(), fwd.Shape()); ok && pok {
-			out := p.out(n)
-			g := in[2]
-			p.add(op.String(), func() { be.MaxPoolGrad(g, idx, out, pool) })
-			p.release(i, n)
+		if p.poolGrad(i, n, n, nil) {
 			return
 		}
 	}
@@ -508,7 +724,7 @@ func (p *planner) plan(i int, n *G.Node) {
 		}
 	}
 	if c, ok := op.(ConvOp); ok {
-		p.conv(i, n, c, in)
+		p.conv(i, n, c, in, n, Plain())
 		return
 	}
 	if c, ok := op.(ConvGradOp); ok {
@@ -516,6 +732,91 @@ func (p *planner) plan(i int, n *G.Node) {
 		return
 	}
 	p.fallback(i, n, ins, in)
+}
+
+// sumShape says how a sum of a tensor shaped s along axes runs as one
+// kernel: keep false is Sum(outer, mid, inner) (the axes are one
+// contiguous run), keep true SumKeep(outer, mid, inner) (the axes kept
+// are).
+func sumShape(s tensor.Shape, along []int) (outer, mid, inner int, keep, ok bool) {
+	if len(along) == 0 || len(s) == 0 {
+		return 0, 0, 0, false, false
+	}
+	red := make([]bool, len(s))
+	for _, a := range along {
+		if a < 0 || a >= len(s) || red[a] {
+			return 0, 0, 0, false, false
+		}
+		red[a] = true
+	}
+	run := func(want bool) (int, int, bool) { // the one run of axes with red == want
+		l, h := -1, -1
+		for d := range s {
+			switch {
+			case red[d] == want && l < 0:
+				l = d
+			case red[d] == want && h >= 0:
+				return 0, 0, false
+			case red[d] != want && l >= 0 && h < 0:
+				h = d
+			}
+		}
+		if h < 0 {
+			h = len(s)
+		}
+		return l, h, l >= 0
+	}
+	if l, h, ok := run(true); ok {
+		return size(s[:l]), size(s[l:h]), size(s[h:]), false, true
+	}
+	if l, h, ok := run(false); ok {
+		return size(s[:l]), size(s[l:h]), size(s[h:]), true, true
+	}
+	return 0, 0, 0, false, false
+}
+
+// sum plans out = x summed along axes (of x's shape) as one kernel, at
+// the position of node at (released there).
+func (p *planner) sum(i int, at, out, x *G.Node, along []int, name string) bool {
+	if p.scalar[x.ID()] {
+		return false
+	}
+	outer, mid, inner, keep, ok := sumShape(x.Shape(), along)
+	if !ok {
+		return false
+	}
+	a := p.bufOf(x)
+	o := p.out(out)
+	be := p.be
+	if keep {
+		p.add(name, func() { be.SumKeep(a, o, outer, mid, inner) })
+	} else {
+		p.add(name, func() { be.Sum(a, o, outer, mid, inner) })
+	}
+	p.release(i, at)
+	return true
+}
+
+// poolGrad plans a max-pool gradient node d, written to out (d itself, or
+// the product with a ReLU mask fused into it).
+func (p *planner) poolGrad(i int, d, out *G.Node, mask *G.Node) bool {
+	ins := children(p.g.G, d)
+	fwd := ins[1]
+	idx, ok := p.poolIdx[fwd.ID()]
+	pool, pok := poolOf(d.Op(), ins[0].Shape(), fwd.Shape())
+	if !ok || !pok {
+		return false
+	}
+	m := NoBuf
+	if mask != nil {
+		m = p.bufOf(mask)
+	}
+	o := p.out(out)
+	g := p.bufOf(ins[2])
+	be := p.be
+	p.add(d.Op().String(), func() { be.MaxPoolGrad(g, idx, m, o, pool) })
+	p.release(i, d)
+	return true
 }
 
 // norm plans a batch-norm op: its running statistics are shared with
@@ -567,28 +868,36 @@ func convOf(c ConvOp) Conv {
 }
 
 // conv: columns (kept for the gradient), one GEMM for the whole batch, then
-// the permutation to NCHW with the bias.
-func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf) {
+// the permutation to NCHW with the bias and ep's ReLU, written to out (n
+// itself, or the ReLU fused after it).
+func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epilogue) {
 	g := convOf(c)
 	NP := g.N * g.PDim()
 	cols := p.alloc(g.KDim() * NP)
 	p.cols[c] = cols
 	p.tmpASz = max(p.tmpASz, g.O*NP)
-	out := p.out(n)
-	x, w, b := in[0], in[1], NoBuf
+	o := p.out(out)
+	x, w := in[0], in[1]
+	ep.Inner, ep.C = g.PDim(), g.O
 	if len(in) == 3 {
-		b = in[2]
+		ep.Bias = in[2]
 	}
 	pp := p
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
 		be := pp.be
 		be.Im2col(x, cols, g)
 		be.Gemm(false, false, g.O, NP, g.KDim(), w, cols, pp.tmpA, 0)
-		be.Swap01(pp.tmpA, out, g.O, g.N, g.PDim(), b)
+		be.Swap01(pp.tmpA, o, g.O, g.N, g.PDim(), ep)
 	})
 	p.release(i, n)
 }
 
+// convGrad plans one of a convolution's gradients. The image and filter
+// gradients read the output gradient permuted to O × N·P in a buffer all
+// convolutions share: the permutation is computed again only when another
+// convolution's gradient used the buffer in between (gorgonia orders a
+// convolution's gradients together). The bias gradient sums the output
+// gradient per channel directly.
 func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 	g := convOf(c.ConvForward())
 	NP := g.N * g.PDim()
@@ -598,24 +907,32 @@ func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 		p.fail("the gradient %v has no forward convolution", n.Op())
 		return
 	}
-	p.tmpASz = max(p.tmpASz, g.O*NP)
 	if which == 0 {
 		p.tmpBSz = max(p.tmpBSz, g.KDim()*NP)
 	}
 	out := p.out(n)
 	w, dy := in[1], in[2]
+	dyNode := p.root(children(p.g.G, n)[2])
 	pp := p
+	if which == 2 {
+		p.add(fmt.Sprintf("%v", n.Op()), func() { pp.be.SumKeep(dy, out, g.N, g.O, g.PDim()) })
+		p.release(i, n)
+		return
+	}
+	swap := p.tOwner != c.ConvForward() || p.tDy != dyNode
+	p.tOwner, p.tDy = c.ConvForward(), dyNode
+	p.tmpTSz = max(p.tmpTSz, g.O*NP)
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
 		be := pp.be
-		be.Swap01(dy, pp.tmpA, g.N, g.O, g.PDim(), NoBuf) // dY' = O × N·P
+		if swap {
+			be.Swap01(dy, pp.tmpT, g.N, g.O, g.PDim(), Plain()) // dY' = O × N·P
+		}
 		switch which {
 		case 0:
-			be.Gemm(true, false, g.KDim(), NP, g.O, w, pp.tmpA, pp.tmpB, 0)
+			be.Gemm(true, false, g.KDim(), NP, g.O, w, pp.tmpT, pp.tmpB, 0)
 			be.Col2im(pp.tmpB, out, g)
 		case 1:
-			be.Gemm(false, true, g.O, g.KDim(), NP, pp.tmpA, cols, out, 0)
-		case 2:
-			be.Sum(pp.tmpA, out, g.O, NP, 1)
+			be.Gemm(false, true, g.O, g.KDim(), NP, pp.tmpT, cols, out, 0)
 		}
 	})
 	p.release(i, n)

@@ -4,141 +4,223 @@
 package sgemm
 
 import (
-	"runtime"
-	"sync"
+	"gpuwizard/trainer/exec/internal/par"
 )
 
 // Available says whether this CPU runs the micro-kernel.
 func Available() bool { return haveKernel() }
 
-// Gemm holds packing space between calls; use one per goroutine.
+// Gemm holds packing space between calls; one product runs at a time.
 type Gemm struct {
 	packA []float32   // op(A) in 4-row panels
-	work  []*gemmWork // per-worker packing space
+	work  []*gemmWork // per-goroutine packing space
+	pack  packJob
+	cols  colJob
+	dot   dotJob
 }
 
-// gemmWork is one worker's packing space.
+// dotK is the k from which A·Bᵀ runs as dot products (dot4x3) instead of
+// packing B: a convolution's filter gradient (16×150 with k = 6,400 at
+// batch 64) spent most of its time transposing B into panels.
+const dotK = 256
+
+// dotJob computes C = A·Bᵀ (+ beta·C) in 4×3 tiles of dot products along
+// k, one tile per item; edge tiles repeat a row and drop its results.
+type dotJob struct {
+	m, n, k int
+	tilesN  int
+	a, b, c []float32
+	beta    float32
+}
+
+func (j *dotJob) Run(_, lo, hi int) {
+	m, n, k := j.m, j.n, j.k
+	k8 := k / 8
+	for t := lo; t < hi; t++ {
+		i0, j0 := t/j.tilesN*4, t%j.tilesN*3
+		var ar [4]*float32
+		var br [3]*float32
+		for ii := range ar {
+			ar[ii] = &j.a[min(i0+ii, m-1)*k]
+		}
+		for jj := range br {
+			br[jj] = &j.b[min(j0+jj, n-1)*k]
+		}
+		var out [12]float32
+		dot4x3(k8, ar[0], ar[1], ar[2], ar[3], br[0], br[1], br[2], &out)
+		for ii := 0; ii < min(4, m-i0); ii++ {
+			arow := j.a[(i0+ii)*k : (i0+ii+1)*k]
+			for jj := 0; jj < min(3, n-j0); jj++ {
+				brow := j.b[(j0+jj)*k : (j0+jj+1)*k]
+				s := out[3*ii+jj]
+				for kk := 8 * k8; kk < k; kk++ {
+					s += arow[kk] * brow[kk]
+				}
+				dst := &j.c[(i0+ii)*n+j0+jj]
+				if j.beta != 0 {
+					s += j.beta * *dst
+				}
+				*dst = s
+			}
+		}
+	}
+}
+
+// gemmWork is one goroutine's packing space.
 type gemmWork struct {
 	b    []float32 // a packed 16-column panel of op(B), k×16
 	edge [64]float32
 }
 
+// k is cut in chunks of kc so that a packed B panel (16×kc) stays in the
+// first-level cache while every A panel streams past it.
+const kc = 256
+
+// packJob packs op(A) into 4-row panels, one panel per item.
+type packJob struct {
+	ta      bool
+	m, k    int
+	a, pack []float32
+}
+
+func (j *packJob) Run(_, lo, hi int) {
+	m, k := j.m, j.k
+	for p := lo; p < hi; p++ {
+		panel := j.pack[p*4*k : (p+1)*4*k]
+		h := min(4, m-p*4)
+		if h < 4 {
+			clear(panel)
+		}
+		for ii := 0; ii < h; ii++ {
+			i := p*4 + ii
+			if j.ta { // op(A) row i is column i of A
+				for kk := 0; kk < k; kk++ {
+					panel[kk*4+ii] = j.a[kk*m+i]
+				}
+				continue
+			}
+			for kk, v := range j.a[i*k : (i+1)*k] {
+				panel[kk*4+ii] = v
+			}
+		}
+	}
+}
+
+// colJob computes 16-column panels of C, one panel per item.
+type colJob struct {
+	g       *Gemm
+	tb      bool
+	m, n, k int
+	b, c    []float32
+	beta    float32
+}
+
+func (j *colJob) Run(w, lo, hi int) {
+	for q := lo; q < hi; q++ {
+		j.column(j.g.work[w], q)
+	}
+}
+
+func (j *colJob) column(w *gemmWork, q int) {
+	m, n, k, B, C := j.m, j.n, j.k, j.b, j.c
+	j0 := q * 16
+	width := min(16, n-j0)
+	for i := 0; i < m; i++ { // beta on this panel's columns
+		row := C[i*n+j0 : i*n+j0+width]
+		switch j.beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for t := range row {
+				row[t] *= j.beta
+			}
+		}
+	}
+	if k == 0 {
+		return
+	}
+	inPlace := !j.tb && width == 16
+	if !inPlace && cap(w.b) < 16*kc {
+		w.b = make([]float32, 16*kc)
+	}
+	mp := (m + 3) / 4
+	for k0 := 0; k0 < k; k0 += kc {
+		kl := min(kc, k-k0)
+		var bp *float32
+		ldb := n
+		if inPlace {
+			bp = &B[k0*n+j0]
+		} else {
+			pb := w.b[:16*kl]
+			if width < 16 {
+				clear(pb)
+			}
+			if j.tb { // op(B) column j is row j of B
+				for jj := 0; jj < width; jj++ {
+					row := B[(j0+jj)*k+k0 : (j0+jj)*k+k0+kl]
+					for kk, v := range row {
+						pb[kk*16+jj] = v
+					}
+				}
+			} else {
+				for kk := 0; kk < kl; kk++ {
+					copy(pb[kk*16:kk*16+width], B[(k0+kk)*n+j0:(k0+kk)*n+j0+width])
+				}
+			}
+			bp, ldb = &pb[0], 16
+		}
+		for p := 0; p < mp; p++ {
+			i0 := p * 4
+			h := min(4, m-i0)
+			ak := &j.g.packA[p*4*k+k0*4]
+			if h == 4 && width == 16 {
+				kernel4x16(kl, ak, bp, ldb, &C[i0*n+j0], n)
+				continue
+			}
+			w.edge = [64]float32{}
+			kernel4x16(kl, ak, bp, ldb, &w.edge[0], 16)
+			for ii := 0; ii < h; ii++ {
+				dst := C[(i0+ii)*n+j0:][:width]
+				for jj := range dst {
+					dst[jj] += w.edge[ii*16+jj]
+				}
+			}
+		}
+	}
+}
+
 // Run computes C (m×n) = op(A)·op(B) + beta·C, row-major, with the
 // AVX2/FMA micro-kernel on 4×16 tiles: op(A) is packed in 4-row panels,
 // op(B) read in place when it is row-major and the panel is whole, packed
-// otherwise. Column panels are shared out to one goroutine per thread.
-// It panics where Available is false.
-func (g *Gemm) Run(ta, tb bool, m, n, k int, A, B, C []float32, beta float32) {
-	C = C[:m*n]
-	switch beta {
-	case 0:
-		clear(C)
-	case 1:
-	default:
-		for i := range C {
-			C[i] *= beta
-		}
+// otherwise. The panels are shared out through pool; nothing is
+// allocated once the packing space has grown. It panics where Available
+// is false.
+func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, beta float32) {
+	if m == 0 || n == 0 {
+		return
 	}
-	if k == 0 || m == 0 || n == 0 {
+	if !ta && tb && k >= dotK {
+		tilesN := (n + 2) / 3
+		g.dot = dotJob{m: m, n: n, k: k, tilesN: tilesN, a: A[:m*k], b: B[:n*k], c: C[:m*n], beta: beta}
+		pool.For(((m+3)/4)*tilesN, 1, &g.dot)
+		g.dot = dotJob{}
 		return
 	}
 	mp := (m + 3) / 4
 	if cap(g.packA) < mp*4*k {
 		g.packA = make([]float32, mp*4*k)
 	}
-	ap := g.packA[:mp*4*k]
-	if m%4 != 0 {
-		clear(ap[(mp-1)*4*k:])
-	}
-	if ta { // op(A) row i is column i of A: read rows of A
-		for kk := 0; kk < k; kk++ {
-			row := A[kk*m : (kk+1)*m]
-			for i, v := range row {
-				ap[(i/4)*4*k+kk*4+i%4] = v
-			}
-		}
-	} else {
-		for i := 0; i < m; i++ {
-			panel := ap[(i/4)*4*k : (i/4+1)*4*k]
-			for kk, v := range A[i*k : (i+1)*k] {
-				panel[kk*4+i%4] = v
-			}
-		}
-	}
-	np := (n + 15) / 16
-	workers := min(runtime.GOMAXPROCS(0), np, 16)
-	for len(g.work) < workers {
+	g.packA = g.packA[:cap(g.packA)]
+	for len(g.work) < par.Threads() {
 		g.work = append(g.work, &gemmWork{})
 	}
-	// k is cut in chunks of kc so that a packed B panel (16×kc) stays in
-	// the first-level cache while every A panel streams past it.
-	const kc = 256
-	column := func(w *gemmWork, q int) {
-		j0 := q * 16
-		width := min(16, n-j0)
-		inPlace := !tb && width == 16
-		if !inPlace && cap(w.b) < 16*kc {
-			w.b = make([]float32, 16*kc)
-		}
-		for k0 := 0; k0 < k; k0 += kc {
-			kl := min(kc, k-k0)
-			var bp *float32
-			ldb := n
-			if inPlace {
-				bp = &B[k0*n+j0]
-			} else {
-				pb := w.b[:16*kl]
-				if width < 16 {
-					clear(pb)
-				}
-				if tb { // op(B) column j is row j of B
-					for jj := 0; jj < width; jj++ {
-						row := B[(j0+jj)*k+k0 : (j0+jj)*k+k0+kl]
-						for kk, v := range row {
-							pb[kk*16+jj] = v
-						}
-					}
-				} else {
-					for kk := 0; kk < kl; kk++ {
-						copy(pb[kk*16:kk*16+width], B[(k0+kk)*n+j0:(k0+kk)*n+j0+width])
-					}
-				}
-				bp, ldb = &pb[0], 16
-			}
-			for p := 0; p < mp; p++ {
-				i0 := p * 4
-				h := min(4, m-i0)
-				ak := &ap[p*4*k+k0*4]
-				if h == 4 && width == 16 {
-					kernel4x16(kl, ak, bp, ldb, &C[i0*n+j0], n)
-					continue
-				}
-				w.edge = [64]float32{}
-				kernel4x16(kl, ak, bp, ldb, &w.edge[0], 16)
-				for ii := 0; ii < h; ii++ {
-					dst := C[(i0+ii)*n+j0:][:width]
-					for jj := range dst {
-						dst[jj] += w.edge[ii*16+jj]
-					}
-				}
-			}
-		}
-	}
-	if workers <= 1 {
-		for q := 0; q < np; q++ {
-			column(g.work[0], q)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for wi := 0; wi < workers; wi++ {
-		wg.Add(1)
-		go func(w *gemmWork, first int) {
-			defer wg.Done()
-			for q := first; q < np; q += workers {
-				column(w, q)
-			}
-		}(g.work[wi], wi)
-	}
-	wg.Wait()
+	g.pack = packJob{ta: ta, m: m, k: k, a: A, pack: g.packA}
+	pool.For(mp, max(1, 4096/max(4*k, 1)), &g.pack)
+	g.cols = colJob{g: g, tb: tb, m: m, n: n, k: k, b: B, c: C[:m*n], beta: beta}
+	// Whole runs of neighbouring panels per chunk: goroutines writing
+	// interleaved 64-byte panels of C fight over cache lines.
+	np := (n + 15) / 16
+	pool.For(np, max(1, np/(4*par.Threads())), &g.cols)
+	g.cols, g.pack = colJob{}, packJob{}
 }

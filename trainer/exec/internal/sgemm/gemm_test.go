@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"gpuwizard/trainer/exec/internal/par"
 )
 
 // TestGemmMatchesNaive checks the kernel against a float64 triple loop for
@@ -11,12 +13,15 @@ import (
 // exec package tests the gonum path everywhere).
 func TestGemmMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	sizes := [][3]int{{1, 1, 1}, {4, 16, 8}, {5, 17, 3}, {6, 50, 25}, {64, 120, 400}, {16, 150, 333}, {3, 2, 0}, {130, 33, 70}}
+	sizes := [][3]int{{1, 1, 1}, {4, 16, 8}, {5, 17, 3}, {6, 50, 25}, {64, 120, 400}, {16, 150, 333}, {3, 2, 0}, {130, 33, 70},
+		{6, 25, 2049}, {16, 150, 1024}, {1, 1, 256}, {7, 8, 263}} // the last four: A·Bᵀ as dot products (k ≥ dotK)
 	if !Available() {
 		t.Log("no AVX2/FMA on this CPU: the kernel is not used here")
 		return
 	}
 	var g Gemm
+	var pool par.Pool
+	defer pool.Close()
 	{
 		for _, s := range sizes {
 			for _, ta := range []bool{false, true} {
@@ -47,7 +52,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 								want[i*n+j] = sum + float64(beta)*float64(C[i*n+j])
 							}
 						}
-						g.Run(ta, tb, m, n, k, A, B, C, beta)
+						g.Run(&pool, ta, tb, m, n, k, A, B, C, beta)
 						for i, w := range want {
 							if d := math.Abs(float64(C[i]) - w); d > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k+1)) {
 								t.Fatalf("%dx%dx%d ta %v tb %v beta %v: C[%d] = %v, want %v", m, n, k, ta, tb, beta, i, C[i], w)
