@@ -15,7 +15,7 @@ func (j *judge) ruleWSLAndContainers() {
 			Evidence: []string{"kernel: " + f.Host.Kernel},
 			Fix:      []gpu.Step{{Text: "In Windows PowerShell, convert the distribution to WSL 2 (replace Ubuntu with yours):", Command: "wsl --set-version Ubuntu 2"}}})
 	case 2:
-		if !f.Host.WSLLibCUDA {
+		if !f.Host.WSLLibCUDA && f.Origin != "paste" { // a report rarely shows the folder
 			j.add(gpu.Finding{ID: "wsl_no_windows_driver", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 				Title:    "WSL 2 has no GPU driver: /usr/lib/wsl/lib/libcuda.so.1 is missing",
 				Evidence: []string{"kernel: " + f.Host.Kernel, "/usr/lib/wsl/lib/libcuda.so.1: missing"},

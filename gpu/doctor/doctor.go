@@ -40,6 +40,12 @@ func (j *judge) addWeighted(fd gpu.Finding, w int) {
 	j.out = append(j.out, scored{Finding: fd, weight: w})
 }
 
+// addExplainingWeighted records a finding of weight w that explains the
+// report's error texts of other causes.
+func (j *judge) addExplainingWeighted(w int, fd gpu.Finding, explains ...gpu.Cause) {
+	j.out = append(j.out, scored{Finding: fd, weight: w, explains: explains})
+}
+
 // addExplaining records a finding proven by facts that also explains the
 // report's error texts of other causes.
 func (j *judge) addExplaining(fd gpu.Finding, explains ...gpu.Cause) {

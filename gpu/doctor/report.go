@@ -200,12 +200,20 @@ func (j *judge) reportSituations() {
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing}})
 	}
 	if f.Host.WSL > 0 && failed && j.noDriverSeen() {
-		j.addExplaining(gpu.Finding{ID: "report_wsl_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+		// The driver's own libraries failing on WSL are WSL's doing; a
+		// framework's missing CUDA libraries may not be.
+		w := catalog.Medium
+		for _, h := range p.Signatures {
+			if h.Cause == gpu.CauseDriverMissing || strings.Contains(h.Line, "libcuda.so") || strings.Contains(h.Line, "libnvidia-ml") {
+				w = catalog.Strong
+			}
+		}
+		j.addExplainingWeighted(w, gpu.Finding{ID: "report_wsl_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "On WSL the GPU comes from the Windows driver, and it does not reach this Linux",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix: []gpu.Step{{Text: "Use WSL 2 with the NVIDIA driver installed on Windows only (remove any Linux NVIDIA driver inside WSL), update WSL, then check from inside it:", Command: "wsl --update && wsl --shutdown"},
 				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
-			gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseCudnnProblem)
 	}
 	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && failed && j.noDriverSeen() && f.Host.WSL == 0 {
 		ev := quoteLines(p.Quotes["os"])
@@ -225,7 +233,7 @@ func (j *judge) reportSituations() {
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
 	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && failed && j.noDriverSeen() {
-		j.addExplaining(gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},

@@ -678,6 +678,12 @@ func (pp *parser) pipLine(name, version, line string) {
 		if n != "jax" {
 			pk.CPUOnly = true
 		}
+	case "tensorflow":
+		// Before 2.1 the plain tensorflow package was the CPU build;
+		// tensorflow-gpu was the GPU one.
+		if validVersion(version) && !gpu.VersionAtLeast(version, "2.1") && !gpu.VersionAtLeast(version, "1.15") {
+			pk.CPUOnly, pk.BuildNote = true, `report: "`+trimQuote(line)+`": before TensorFlow 2.1 (and 1.15) the tensorflow package was the CPU build`
+		}
 	}
 	if strings.HasPrefix(n, "cupy-cuda") {
 		pk.CUDA = strings.TrimPrefix(n, "cupy-cuda")
