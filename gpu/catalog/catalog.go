@@ -51,6 +51,7 @@ type Signature struct {
 
 	res     []*regexp.Regexp
 	needles [][]string // per pattern: lower-case literals one of which every match contains; nil: none known
+	lines   []bool     // per pattern: a match may span lines (the pattern names \n or (?s))
 	weight  int
 }
 
@@ -120,6 +121,7 @@ func Parse(data []byte) (*Catalog, error) {
 			}
 			s.res = append(s.res, re)
 			s.needles = append(s.needles, needles(p))
+			s.lines = append(s.lines, strings.Contains(p, `\n`) || strings.Contains(p, "(?s"))
 		}
 		c.Signatures = append(c.Signatures, s)
 		c.byID[s.ID] = s
@@ -142,7 +144,7 @@ func (c *Catalog) Match(text string) []gpu.SignatureHit {
 	var hits []gpu.SignatureHit
 	for _, s := range c.Signatures {
 		for i, re := range s.res {
-			loc := find(re, text, lower, s.needles[i])
+			loc := find(re, text, lower, s.needles[i], s.lines[i])
 			if loc == nil {
 				continue
 			}
@@ -162,13 +164,14 @@ func (c *Catalog) Match(text string) []gpu.SignatureHit {
 	return hits
 }
 
-// window is how far around a literal a match may reach.
+// window is how far around a literal a match that spans lines may reach.
 const window = 2048
 
 // find returns the submatch indexes of the first match of re in text that
 // contains one of needles (all of text without needles), searching only
-// windows of whole lines around the needles' occurrences.
-func find(re *regexp.Regexp, text, lower string, needles []string) []int {
+// around the needles' occurrences: their line, or for a pattern that spans
+// lines a window of whole lines.
+func find(re *regexp.Regexp, text, lower string, needles []string, spans bool) []int {
 	if needles == nil {
 		return re.FindStringSubmatchIndex(text)
 	}
@@ -185,8 +188,16 @@ func find(re *regexp.Regexp, text, lower string, needles []string) []int {
 			if at < done || best != nil && at >= best[0]+window {
 				continue
 			}
-			lo := lineStart(text, max(done, at-window))
-			hi := lineEnd(text, min(len(text), at+len(n)+window))
+			var lo, hi int
+			if spans {
+				lo = lineStart(text, max(done, at-window))
+				hi = lineEnd(text, min(len(text), at+len(n)+window))
+			} else {
+				// The needle's line and its neighbours: \s in a pattern
+				// may cross a line break that a forum or terminal added.
+				lo = lineStart(text, max(done, lineStart(text, at)-1))
+				hi = lineEnd(text, min(len(text), lineEnd(text, at+len(n))+1))
+			}
 			done = hi
 			if loc := re.FindStringSubmatchIndex(text[lo:hi]); loc != nil {
 				for i := range loc {
@@ -248,7 +259,7 @@ func lineAt(text string, i int) string {
 
 // needles derives from a pattern the lower-case literals of which every
 // match must contain one: a cheap test before the regexp. Nil when the
-// pattern has no literal of at least 4 bytes that every match needs.
+// pattern has no literal of at least 3 bytes that every match needs.
 func needles(pattern string) []string {
 	re, err := syntax.Parse(pattern, syntax.Perl|syntax.FoldCase)
 	if err != nil {
@@ -256,7 +267,7 @@ func needles(pattern string) []string {
 	}
 	ns := required(re.Simplify())
 	for _, n := range ns {
-		if len(n) < 4 {
+		if len(n) < 3 {
 			return nil
 		}
 	}

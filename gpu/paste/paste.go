@@ -264,7 +264,7 @@ func (pp *parser) line(raw string) {
 	low := strings.ToLower(s)
 	for i := range recognisers {
 		r := &recognisers[i]
-		if r.hint != "" && !strings.Contains(low, r.hint) {
+		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAny(low, r.anyOf) {
 			continue
 		}
 		m := r.re.FindStringSubmatch(s)
@@ -382,4 +382,13 @@ func (pp *parser) pluginBuilds() {
 			pk.CUDA, pk.BuildNote = runtimeCUDA, "report: untagged torch with nvidia-cuda-runtime "+runtimeCUDA+" (PyPI's CUDA build)"
 		}
 	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

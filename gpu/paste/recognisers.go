@@ -12,6 +12,7 @@ import (
 type recogniser struct {
 	format string         // the format the line belongs to ("collect_env", "nvidia-smi", ...); "" adds none
 	hint   string         // a lower-case part every such line contains: a cheap test first ("" none)
+	anyOf  []string       // or: lower-case parts one of which every such line contains
 	re     *regexp.Regexp // the line
 	apply  func(pp *parser, m []string, s string)
 	last   bool // a line this recogniser reads holds nothing else
@@ -21,7 +22,7 @@ type recogniser struct {
 // cleaned line. It is never modified.
 var recognisers = []recogniser{
 	// A REPL query: its value is on the next line (replAnswer).
-	{re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) { pp.query = m[1] }},
+	{anyOf: []string{"torch.", "tf.", "jax."}, re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) { pp.query = m[1] }},
 	// --- python -m torch.utils.collect_env ---------------------------------
 	{format: "collect_env", hint: "pytorch version:", re: regexp.MustCompile(`^PyTorch version:\s*(\S+)`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.torch(m[1], s) }},
@@ -261,14 +262,14 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
-	{hint: "", re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\b[\w./-]+:[\w.-]*cuda\d[\w.-]*\b`),
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "cuda", "from "}, re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\b[\w./-]+:[\w.-]*cuda\d[\w.-]*\b`),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.f.Host.Container == "" {
 				pp.f.Host.Container = "container"
 			}
 			pp.quote("os", s)
 		}},
-	{hint: "", re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
+	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Scheduler = "slurm"
 			pp.quote("env", s)
@@ -300,7 +301,7 @@ var recognisers = []recogniser{
 	// --- package lists -----------------------------------------------------
 	{format: "pip", hint: "==", re: regexp.MustCompile(`^(?:\[(?:pip3?|conda)\]\s+)?([A-Za-z][A-Za-z0-9_.-]*)(?:\[[\w,-]+\])?==(\S+?),?\s*$`),
 		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
-	{hint: "", re: regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)\s+(\d+\.\d+[0-9A-Za-z.+-]*)(?:\s+(?:/\S+|[A-Za-z]:\\\S+|pypi_0\s+pypi))?\s*$`),
+	{anyOf: []string{"torch", "tensorflow", "nvidia", "jax", "onnx", "paddle", "mmcv", "detectron", "xformers", "ultralytics", "yolo", "keras", "cupy", "triton", "tensorrt"}, re: regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)\s+(\d+\.\d+[0-9A-Za-z.+-]*)(?:\s+(?:/\S+|[A-Za-z]:\\\S+|pypi_0\s+pypi))?\s*$`),
 		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
 	{format: "pip", hint: "successfully installed", re: regexp.MustCompile(`^Successfully installed (.+)$`),
 		apply: func(pp *parser, m []string, s string) {
@@ -310,7 +311,7 @@ var recognisers = []recogniser{
 				}
 			}
 		}},
-	{format: "conda", hint: "", re: regexp.MustCompile(`^(?:\[conda\]\s+)?(pytorch|torchvision|torchaudio|pytorch-cuda|pytorch-mutex|cpuonly|cudatoolkit|cuda-toolkit|cuda-runtime|cuda-version|cudnn|tensorflow(?:-gpu|-base)?|jaxlib|onnxruntime(?:-gpu)?|paddlepaddle(?:-gpu)?)\s+(\d[0-9A-Za-z.+_-]*)\s+(\S+)(?:\s+(\S+))*\s*$`),
+	{format: "conda", anyOf: []string{"torch", "cpuonly", "cuda", "cudnn", "tensorflow", "jaxlib", "onnxruntime", "paddle"}, re: regexp.MustCompile(`^(?:\[conda\]\s+)?(pytorch|torchvision|torchaudio|pytorch-cuda|pytorch-mutex|cpuonly|cudatoolkit|cuda-toolkit|cuda-runtime|cuda-version|cudnn|tensorflow(?:-gpu|-base)?|jaxlib|onnxruntime(?:-gpu)?|paddlepaddle(?:-gpu)?)\s+(\d[0-9A-Za-z.+_-]*)\s+(\S+)(?:\s+(\S+))*\s*$`),
 		apply: func(pp *parser, m []string, s string) { pp.condaLine(m[1], m[2], m[3], s) }},
 
 	// --- versions in tracebacks, REPLs and prose ------------------------------
@@ -433,7 +434,7 @@ var recognisers = []recogniser{
 				pp.quote("driver", s)
 			}
 		}},
-	{hint: "", re: regexp.MustCompile(`\b((?:NVIDIA |Nvidia |nvidia )?(?:GeForce |Quadro |Tesla |TITAN |Titan )?(?:RTX|GTX|GT|MX|Tesla|Quadro|TITAN|Titan|A|H|L|T|V|K|P|B)\s?\d{2,4}(?:\s?(?:Ti|SUPER|Super|M|MX|Max-Q|Laptop GPU|[0-9]+GB))*)\b`),
+	{anyOf: []string{"rtx", "gtx", "gt ", "tesla", "quadro", "titan", "geforce", "nvidia", "mx", "a100", "a10", "a30", "a40", "a6000", "a5000", "a4000", "h100", "h200", "b200", "v100", "t4", "k80", "k40", "k20", "p100", "p40", "p4", "l4", "l40", "k10", "m40", "m60"}, re: regexp.MustCompile(`\b((?:NVIDIA |Nvidia |nvidia )?(?:GeForce |Quadro |Tesla |TITAN |Titan )?(?:RTX|GTX|GT|MX|Tesla|Quadro|TITAN|Titan|A|H|L|T|V|K|P|B)\s?\d{2,4}(?:\s?(?:Ti|SUPER|Super|M|MX|Max-Q|Laptop GPU|[0-9]+GB))*)\b`),
 		apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
 }
 
