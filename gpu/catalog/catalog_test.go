@@ -73,8 +73,9 @@ func TestNeedles(t *testing.T) {
 	tests := map[string][]string{
 		`The NVIDIA driver on your system is too old \(found version (?P<driver_cuda_int>\d+)\)`: {"the nvidia driver on your system is too old (found version "},
 		`CUDA out of memory|OutOfMemoryError`:                                                    {"cuda out of memory", "outofmemoryerror"},
-		`sm_\d+`:                                                                                 nil, // "sm_" is too short to be worth it
-		`(a|bcde)fgh`:                                                                            nil,
+		`sm_\d+`:                                                                                 {"sm_"},
+		`a\d+`:                                                                                   nil, // too short to be worth it
+		`(a|bcde)fgh`:                                                                            {"fgh"},
 		`x+libcudnn\S*\.so`:                                                                      {"libcudnn"},
 	}
 	for p, want := range tests {
