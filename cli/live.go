@@ -51,6 +51,13 @@ func DeviceStatus(rep gpu.Report) trainer.DeviceStatus {
 	st := trainer.DeviceStatus{CUDAUsable: ok, GPU: name, Reason: reason}
 	if rep.Facts != nil {
 		st.Driver = rep.Facts.NVML.DriverVersion
+		for _, g := range rep.Facts.NVML.GPUs {
+			name := g.Name
+			if g.MemoryTotalMiB > 0 {
+				name += fmt.Sprintf(", %.0f GiB", float64(g.MemoryTotalMiB)/1024)
+			}
+			st.GPUs = append(st.GPUs, name)
+		}
 	}
 	return st
 }

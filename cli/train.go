@@ -62,7 +62,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.Float64Var(&c.WarmupEpochs, "warmup-epochs", c.WarmupEpochs, "linear warm-up, in epochs")
 	fs.IntVar(&c.StepEvery, "step-every", c.StepEvery, "step schedule: epochs between decays")
 	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "step schedule: decay factor")
-	fs.IntVar(&c.ImageSize, "image-size", c.ImageSize, "resize folder images to N×N (0: 32; fixed-size datasets keep theirs)")
+	fs.IntVar(&c.ImageSize, "image-size", c.ImageSize, "resize folder images to N×N (0: the size all the images share, up to 64 px, else 32; fixed-size datasets keep theirs)")
 	fs.BoolVar(&c.Grey, "grey", c.Grey, "convert colour images to grey")
 	fs.Float64Var(&c.ValSplit, "val-split", c.ValSplit, "fraction kept for validation when there is no val folder")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed: the same seed repeats a run")

@@ -86,7 +86,7 @@ type File = atomicfile.File
 type OSFileSystem = atomicfile.OS
 
 // runFiles are the files a run writes in its folder.
-var runFiles = []string{"last.ckpt", "best.ckpt", "results.csv", "results.json", "args.yaml", "labels.txt", "env.json"}
+var runFiles = []string{"last.ckpt", "best.ckpt", "results.csv", "results.json", "args.yaml", "labels.txt", "env.json", StateFile, StepsFile, BestResultsFile}
 
 // writeAtomic replaces a file of the run folder. It first removes the
 // temporary files (".last.ckpt.tmp-*" and the like) that a save left when

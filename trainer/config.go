@@ -44,6 +44,11 @@ type Config struct {
 	Threads      int     `yaml:"threads"`
 	Project      string  `yaml:"project"`
 	Name         string  `yaml:"name"`
+	// ExtendFrom and ExtendLR are set by "train more epochs" (--extend):
+	// after ExtendFrom epochs the cosine schedule continues from ExtendLR,
+	// the rate the run had reached, and decays from there.
+	ExtendFrom int     `yaml:"extend_from,omitempty"`
+	ExtendLR   float64 `yaml:"extend_lr,omitempty"`
 }
 
 // Defaults returns the embedded defaults (assets/defaults.yaml).
@@ -129,6 +134,8 @@ func (c Config) Validate() error {
 		return bad("device", "%q is not auto, cpu or cuda[:N]", c.Device)
 	case c.Threads < 0 || c.Threads > 1024:
 		return bad("threads", "%d: must be 0 (all) to 1024", c.Threads)
+	case c.ExtendFrom < 0 || (c.ExtendFrom > 0 && (c.ExtendFrom >= c.Epochs || !(c.ExtendLR > 0) || c.ExtendLR > 10)):
+		return bad("extend_from/extend_lr", "%d/%g: set by train more epochs; extend_from must be below epochs (%d) and extend_lr above 0: delete both lines to restart the schedule", c.ExtendFrom, c.ExtendLR, c.Epochs)
 	case c.Project == "":
 		return bad("project", "empty: name the folder for runs (runs)")
 	case strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == "..":

@@ -38,6 +38,18 @@ type Event struct {
 	RunDir       string        `json:"run_dir,omitempty"`
 	Result       *Result       `json:"result,omitempty"` // on done
 	GPU          *GPUSample    `json:"gpu,omitempty"`    // the latest NVML sample, training on CUDA
+	// X is the position in epochs (2.5: half-way through the third epoch),
+	// on step and epoch events.
+	X float64 `json:"x,omitempty"`
+	// SmoothLoss and SmoothAccuracy are the training loss and accuracy of
+	// each step, smoothed (an exponential moving average over every step,
+	// going on across epochs and resumes), on step events.
+	SmoothLoss     float64 `json:"smooth_loss,omitempty"`
+	SmoothAccuracy float64 `json:"smooth_accuracy,omitempty"`
+	// History and StepHistory are what came before, on the start event of
+	// a resumed or extended run: its epochs and its smoothed steps.
+	History     []EpochResult `json:"history,omitempty"`
+	StepHistory []StepPoint   `json:"step_history,omitempty"`
 }
 
 // emitter sends events: step events without blocking (dropped when the

@@ -33,6 +33,9 @@ type DeviceStatus struct {
 	GPU        string // its name
 	Driver     string // the NVIDIA driver's version, e.g. "580.65.06"
 	Reason     string // why not usable, or the verdict, in words
+	// GPUs are every GPU the doctor saw, in index order ("NVIDIA A100-SXM4-40GB"),
+	// so a device list can offer cuda:0 … cuda:N-1.
+	GPUs []string
 }
 
 // DeviceProbe asks about the GPU. The trainer does not judge GPUs itself.
@@ -139,6 +142,9 @@ type runner struct {
 	resumed bool
 	proof   *proofSampler
 	lock    *runLock // the run folder's, held while training
+	steps   []StepPoint
+	smooth  smoother
+	extend  string // what "train more epochs" does to the learning rate, for the log
 }
 
 func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
@@ -173,6 +179,13 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	if note := ds.SizeNote; note != "" && r.cfg.ImageSize == 0 {
+		em.send(ctx, Event{Kind: EventLog, Message: note})
+	}
+	if r.cfg.Model == "auto" && !r.resumed {
+		_, why := AutoModel(r.cfg, ds)
+		em.send(ctx, Event{Kind: EventLog, Message: "model auto: " + why})
+	}
 	defer func() {
 		if r.be != nil {
 			r.be.Close()
@@ -202,19 +215,15 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 			return r.res, err
 		}
 	}
-	return r.res, r.loop(ctx)
+	err = r.loop(ctx)
+	r.saveFinalState(err)
+	return r.res, err
 }
 
 // spec picks the model for the dataset.
 func (r *runner) spec() (model.Spec, error) {
 	d := r.ds
-	kind := r.cfg.Model
-	if kind == "auto" {
-		kind = model.CNN
-		if d.Channels == 1 && d.Height == 28 && d.Width == 28 {
-			kind = model.LeNet
-		}
-	}
+	kind, _ := AutoModel(r.cfg, d)
 	if r.cfg.ImageSize != 0 && (d.Format == "idx" || d.Format == "builtin" || d.Format == "cifar10") && r.cfg.ImageSize != d.Height {
 		return model.Spec{}, fmt.Errorf("%w: image_size: %d, but %s images are %dx%d and are not resized: set image_size 0", ErrConfig, r.cfg.ImageSize, d.Format, d.Width, d.Height)
 	}
@@ -316,6 +325,9 @@ func (r *runner) loadResume() error {
 	r.ck = ck
 	r.cfg = ck.Config
 	r.cfg.Epochs += r.opts.Extend
+	if r.opts.Extend > 0 {
+		r.continueSchedule(ck)
+	}
 	if r.opts.Device != "" {
 		r.cfg.Device = r.opts.Device
 	}
@@ -342,6 +354,10 @@ func (r *runner) restore() error {
 	}
 	r.res.History = ck.History
 	r.res.Epochs, r.res.BestEpoch = ck.Epoch, ck.BestEpoch
+	r.steps = readSteps(filepath.Join(r.dir, StepsFile), float64(ck.Epoch))
+	if n := len(r.steps); n > 0 {
+		r.smooth.restart(r.steps[n-1].Loss, r.steps[n-1].Accuracy)
+	}
 	return nil
 }
 
@@ -368,15 +384,22 @@ func (r *runner) loop(ctx context.Context) error {
 	spe := train.Steps()
 	total := spe * cfg.Epochs
 	sched := optim.Schedule{Base: cfg.LR, Kind: cfg.Schedule, WarmupSteps: int(cfg.WarmupEpochs * float64(spe)),
-		TotalSteps: total, StepEvery: cfg.StepEvery * spe, Gamma: cfg.Gamma, MinFactor: 0.01}
+		TotalSteps: total, StepEvery: cfg.StepEvery * spe, Gamma: cfg.Gamma, MinFactor: 0.01,
+		ContinueStep: cfg.ExtendFrom * spe, ContinueRate: cfg.ExtendLR}
 	start, gstep, bestEpoch, bestAcc := 0, 0, 0, -1.0
 	if r.ck != nil {
 		start, gstep, bestEpoch, bestAcc = r.ck.Epoch, r.ck.GlobalStep, r.ck.BestEpoch, r.ck.BestValAcc
 		r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("resuming %s after epoch %d of %d", r.dir, start, cfg.Epochs)})
 	}
+	if r.extend != "" {
+		r.em.send(ctx, Event{Kind: EventLog, Message: r.extend})
+	}
 	r.em.send(ctx, Event{Kind: EventStart, Epochs: cfg.Epochs, Steps: spe, Device: r.device, DeviceReason: r.reason, RunDir: r.dir,
+		Epoch: start, X: float64(start), History: append([]EpochResult(nil), r.res.History...), StepHistory: append([]StepPoint(nil), r.steps...),
 		Message: fmt.Sprintf("%s on %s: %d training and %d validation images, %d classes, %s, batch %d, %d epochs",
 			net.Spec.Kind, ds.Name, ds.Train.Len(), ds.Val.Len(), classes, cfg.Optimizer, cfg.Batch, cfg.Epochs)})
+	stepEvery := max(1, spe/maxStepPointsPerEpoch)
+	r.saveState(RunRunning, start, bestEpoch, bestAcc, "")
 	runStart := time.Now()
 	stepsDone := 0
 	lastPath := filepath.Join(r.dir, "last.ckpt")
@@ -411,18 +434,25 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 			stepsDone++
 			lossSum += float64(loss) * float64(ls.valid)
+			right := 0
 			for k := 0; k < ls.valid; k++ {
 				if argmax(logits[k*classes:(k+1)*classes]) == ls.labels[k] {
-					correct++
+					right++
 				}
 			}
+			correct += right
 			seen += ls.valid
+			sl, sa := r.smooth.add(float64(loss), float64(right)/float64(max(ls.valid, 1)))
+			x := float64(epoch) + float64(ls.step+1)/float64(spe)
+			if (ls.step+1)%stepEvery == 0 || ls.step+1 == spe {
+				r.steps = append(r.steps, StepPoint{X: x, Loss: sl, Accuracy: sa, LR: float64(ls.lr)})
+			}
 			el := time.Since(epStart).Seconds()
 			perStep := time.Since(runStart) / time.Duration(stepsDone)
 			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: ls.step + 1, Steps: spe, GlobalStep: ls.gstep,
 				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(ls.lr),
 				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-ls.gstep, 0)), Device: r.device,
-				GPU: r.proof.sample(ctx, r.res)})
+				GPU: r.proof.sample(ctx, r.res), X: x, SmoothLoss: sl, SmoothAccuracy: sa})
 			return nil
 		}
 		drain := func() error {
@@ -447,6 +477,7 @@ func (r *runner) loop(ctx context.Context) error {
 				}
 				r.res.Stopped = "stopped by the user"
 				r.res.Epochs = epoch
+				r.steps = dropAfter(r.steps, float64(epoch)) // the stopped epoch is redone on resume
 				return ErrStopped
 			}
 			if r.tr.Pending() == r.tr.Depth() {
@@ -496,7 +527,12 @@ func (r *runner) loop(ctx context.Context) error {
 		if err := writeAtomic(r.opts.FS, filepath.Join(r.dir, "results.csv"), resultsCSV(r.res.History)); err != nil {
 			return fmt.Errorf("trainer: %w", err)
 		}
-		r.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: spe, Step: spe, GlobalStep: gstep,
+		r.steps = thinSteps(r.steps)
+		if err := writeAtomic(r.opts.FS, filepath.Join(r.dir, StepsFile), stepsCSV(r.steps)); err != nil {
+			return fmt.Errorf("trainer: %w", err)
+		}
+		r.saveState(RunRunning, epoch+1, bestEpoch, bestAcc, "")
+		r.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: spe, Step: spe, GlobalStep: gstep, X: float64(epoch + 1),
 			Loss: er.TrainLoss, Accuracy: er.TrainAcc, ValLoss: er.ValLoss, ValAccuracy: er.ValAcc, LR: er.LR,
 			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device, GPU: r.proof.sample(ctx, r.res),
 			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(max(total-gstep, 0))})
@@ -578,38 +614,62 @@ func resultsCSV(h []EpochResult) []byte {
 	return []byte(b.String())
 }
 
-// EstimateEpoch times a few training steps of the model cfg and ds would
-// build (on random data) and returns the expected seconds per epoch.
+// Estimate is a measured time per epoch and the device it was measured
+// on.
+type Estimate struct {
+	PerEpoch time.Duration
+	Device   string // "cpu", "cuda:0", ...
+	Reason   string // why that device (as a run would say)
+	Batch    int    // the batch measured (a GPU may need a smaller one)
+}
+
+// EstimateEpoch times a few training steps on the CPU (see
+// EstimateEpochOn).
 func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Duration, error) {
-	r := &runner{cfg: cfg, ds: ds}
+	cfg.Device = "cpu"
+	e, err := EstimateEpochOn(ctx, cfg, ds, Options{})
+	return e.PerEpoch, err
+}
+
+// EstimateEpochOn times a few training steps of the model cfg and ds
+// would build, on random data, on the device a run with opts would pick
+// (the GPU when Automatic picks it), and returns the expected time per
+// epoch.
+func EstimateEpochOn(ctx context.Context, cfg Config, ds *data.Dataset, opts Options) (Estimate, error) {
+	r := &runner{cfg: cfg, ds: ds, opts: opts, em: &emitter{}}
+	if err := r.cfg.Validate(); err != nil {
+		return Estimate{}, err
+	}
 	spec, err := r.spec()
 	if err != nil {
-		return 0, err
+		return Estimate{}, err
 	}
-	net, err := model.Build(spec, cfg.Batch, cfg.Seed)
-	if err != nil {
-		return 0, fmt.Errorf("trainer: %w", err)
+	if err := r.selectDevice(ctx); err != nil {
+		return Estimate{}, err
 	}
-	tg, eg := net.ExecGraphs()
-	tr, err := exec.NewTrainer(exec.NewGoBackend(), tg, eg, exec.Optim{Kind: "adam"})
-	if err != nil {
-		return 0, fmt.Errorf("trainer: %w", err)
+	defer func() {
+		if r.be != nil {
+			r.be.Close()
+		}
+	}()
+	if err := r.build(ctx, spec); err != nil {
+		return Estimate{}, err
 	}
-	x, y := net.RandomBatch(rand.New(rand.NewSource(cfg.Seed)))
+	x, y := r.net.RandomBatch(rand.New(rand.NewSource(cfg.Seed)))
 	const steps = 3
 	var elapsed time.Duration
 	for i := 0; i <= steps; i++ {
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return Estimate{}, ctx.Err()
 		}
 		t0 := time.Now()
-		if _, _, err := tr.Forward(x, y); err != nil {
-			return 0, fmt.Errorf("trainer: %w", err)
+		if _, _, err := r.tr.Forward(x, y); err != nil {
+			return Estimate{}, fmt.Errorf("trainer: %w", err)
 		}
-		if i > 0 { // the first step warms up
+		if i > 0 { // the first step warms up (and captures the CUDA graph)
 			elapsed += time.Since(t0)
 		}
 	}
-	per := (ds.Train.Len() + cfg.Batch - 1) / cfg.Batch
-	return elapsed / steps * time.Duration(per), nil
+	per := (ds.Train.Len() + r.cfg.Batch - 1) / r.cfg.Batch
+	return Estimate{PerEpoch: elapsed / steps * time.Duration(per), Device: r.device, Reason: r.reason, Batch: r.cfg.Batch}, nil
 }

@@ -161,13 +161,15 @@ func TestStopResumeAndExtend(t *testing.T) {
 	}()
 	res, err = RunWithOptions(ctx, cfg, ch, Options{})
 	close(ch)
-	if !errors.Is(err, ErrStopped) || res.Epochs != 1 {
+	// The cancel races with the next epoch's few tiny steps: the run stops
+	// in epoch 2 or, when the steps win, in epoch 3.
+	if !errors.Is(err, ErrStopped) || res.Epochs < 1 || res.Epochs > 2 {
 		t.Fatalf("stop: %v, %d epochs", err, res.Epochs)
 	}
 	ck, err := LoadCheckpoint(filepath.Join(res.RunDir, "last.ckpt"))
-	// 72 training images in batches of 16: 5 steps in epoch 1; a stopped
-	// epoch 2 is redone, so the saved step is where epoch 2 began.
-	if err != nil || ck.Epoch != 1 || ck.Finished || ck.Optim.Steps == 0 || ck.GlobalStep != 5 {
+	// 72 training images in batches of 16: 5 steps an epoch; a stopped
+	// epoch is redone, so the saved step is where it began.
+	if err != nil || ck.Epoch != res.Epochs || ck.Finished || ck.Optim.Steps == 0 || ck.GlobalStep != 5*res.Epochs {
 		t.Fatalf("last.ckpt after stop: epoch %d, step %d, finished %v, optimiser steps %d, %v", ck.Epoch, ck.GlobalStep, ck.Finished, ck.Optim.Steps, err)
 	}
 	_, res2, err := collect(context.Background(), Config{}, Options{Resume: res.RunDir})

@@ -39,6 +39,7 @@ type Dataset struct {
 	Test     *Split // nil when the dataset has none
 	Lint     *Lint
 	Credit   string // attribution, for built-in and known datasets
+	SizeNote string // folders: the size images were resized to, and why
 }
 
 // ImageSize is C×H×W.

@@ -116,9 +116,9 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	if len(files) > limit {
 		return nil, fmt.Errorf("%w: %s holds %d images, more than %d: train on a subset", ErrData, root, len(files), limit)
 	}
-	size := opt.ImageSize
+	size, sizeNote := opt.ImageSize, fmt.Sprintf("image_size %d: images resized to %dx%d", opt.ImageSize, opt.ImageSize, opt.ImageSize)
 	if size == 0 {
-		size = 32
+		size, sizeNote = autoFolderSize(files)
 	}
 	if need := int64(len(files)) * 3 * int64(size) * int64(size); need > MaxDatasetBytes {
 		return nil, fmt.Errorf("%w: %s: %d images at %dx%d take %s as 8-bit pixels, more than the %s a dataset may take in memory: lower image_size or train on a subset",
@@ -218,7 +218,7 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 		}
 	}
 	d := &Dataset{Name: filepath.Base(root), Format: "imagefolder", Root: root, Classes: classes, Channels: channels,
-		Height: size, Width: size, Train: splits["train"], Val: splits["val"], Test: splits["test"], Lint: lint}
+		Height: size, Width: size, Train: splits["train"], Val: splits["val"], Test: splits["test"], Lint: lint, SizeNote: sizeNote}
 	return d, nil
 }
 
@@ -293,4 +293,52 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// MaxAutoSize is the largest side that image_size 0 keeps as it is:
+// folders of larger (or mixed) images are resized to DefaultFolderSize.
+const (
+	MaxAutoSize       = 64
+	DefaultFolderSize = 32
+)
+
+// autoFolderSize is image_size 0 for a folder: the images' own size when
+// they all share one square size of at most MaxAutoSize (so 28×28 folders
+// stay 28×28), else DefaultFolderSize. It reads only the headers; images
+// whose header cannot be read are left to the decoder to report.
+func autoFolderSize(files []folderImage) (int, string) {
+	side, mixed := 0, false
+	for _, f := range files {
+		c, ok := imageHeader(f.path)
+		if !ok {
+			continue
+		}
+		if c.Width != c.Height || (side != 0 && c.Width != side) {
+			mixed = true
+			break
+		}
+		side = c.Width
+	}
+	switch {
+	case side == 0:
+		return DefaultFolderSize, fmt.Sprintf("image_size auto: %dx%d (no image header could be read)", DefaultFolderSize, DefaultFolderSize)
+	case mixed:
+		return DefaultFolderSize, fmt.Sprintf("image_size auto: %dx%d, because the images differ in size or are not square", DefaultFolderSize, DefaultFolderSize)
+	case side > MaxAutoSize:
+		return DefaultFolderSize, fmt.Sprintf("image_size auto: %dx%d; the images are %dx%d, larger than the %d px kept as they are (set image_size to train larger)", DefaultFolderSize, DefaultFolderSize, side, side, MaxAutoSize)
+	case side < 8:
+		return 8, fmt.Sprintf("image_size auto: 8x8; the images are %dx%d, smaller than the models take", side, side)
+	}
+	return side, fmt.Sprintf("image_size auto: %dx%d, the size all the images share", side, side)
+}
+
+// imageHeader reads an image file's header (its size) without decoding it.
+func imageHeader(path string) (image.Config, bool) {
+	f, err := openImage(path)
+	if err != nil {
+		return image.Config{}, false
+	}
+	defer f.Close()
+	c, _, err := image.DecodeConfig(io.LimitReader(f, 1<<20))
+	return c, err == nil
 }

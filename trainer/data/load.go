@@ -17,7 +17,8 @@ const Builtin = "builtin"
 // Options say how to load a dataset.
 type Options struct {
 	// ImageSize resizes image-folder images to ImageSize×ImageSize; 0 keeps
-	// the dataset's native size (28 for IDX, 32 for CIFAR, 32 for folders).
+	// the dataset's native size (28 for IDX, 32 for CIFAR; folders keep
+	// the size all their images share up to MaxAutoSize, else 32).
 	ImageSize int
 	// Grey converts colour images to one channel.
 	Grey bool

@@ -175,10 +175,36 @@ type Schedule struct {
 	StepEvery   int     // for step: steps between decays
 	Gamma       float64 // for step: the decay factor
 	MinFactor   float64 // for cosine: the floor as a fraction of Base
+	// ContinueStep and ContinueRate continue a cosine schedule that was
+	// extended ("train more epochs"): from ContinueStep on, the rate
+	// decays from ContinueRate (the rate the run had reached) to
+	// ContinueFloor() at TotalSteps, instead of restarting at Base.
+	ContinueStep int
+	ContinueRate float64
+}
+
+// ContinueFloor is where a continued cosine schedule ends: the original
+// floor (MinFactor×Base) when the continued rate is well above it, else a
+// tenth of the continued rate (it still decays from there).
+func (s Schedule) ContinueFloor() float64 {
+	lo := s.Base * s.MinFactor
+	if s.ContinueRate > 2*lo {
+		return lo
+	}
+	return s.ContinueRate / 10
 }
 
 // Rate returns the learning rate for a step (0-based).
 func (s Schedule) Rate(step int) float32 {
+	if s.Kind == "cosine" && s.ContinueStep > 0 && s.ContinueRate > 0 && step >= s.ContinueStep {
+		span := s.TotalSteps - s.ContinueStep
+		if span <= 0 {
+			return float32(s.ContinueRate)
+		}
+		t := math.Min(1, float64(step-s.ContinueStep)/float64(span))
+		lo := s.ContinueFloor()
+		return float32(lo + (s.ContinueRate-lo)*0.5*(1+math.Cos(math.Pi*t)))
+	}
 	if s.WarmupSteps > 0 && step < s.WarmupSteps {
 		return float32(s.Base * float64(step+1) / float64(s.WarmupSteps))
 	}

@@ -62,3 +62,31 @@ func TestSchedules(t *testing.T) {
 		t.Error("constant")
 	}
 }
+
+func TestScheduleContinues(t *testing.T) {
+	// A 10-step cosine run extended by 10 steps at step 10: the rate goes
+	// on from where it was (1% of Base), never back up to Base.
+	s := Schedule{Base: 1, Kind: "cosine", TotalSteps: 20, MinFactor: 0.01, ContinueStep: 10, ContinueRate: 0.01}
+	if r := s.Rate(10); math.Abs(float64(r)-0.01) > 1e-7 {
+		t.Errorf("first continued step %v, want 0.01", r)
+	}
+	prev := float32(1)
+	for i := 10; i <= 20; i++ {
+		r := s.Rate(i)
+		if r > prev+1e-9 || r > 0.0100001 {
+			t.Fatalf("step %d: rate %v rose (before %v)", i, r, prev)
+		}
+		prev = r
+	}
+	if r := s.Rate(20); math.Abs(float64(r)-0.001) > 1e-7 {
+		t.Errorf("end %v, want a tenth of the continued rate", r)
+	}
+	// Continued from high up, it decays to the original floor.
+	s = Schedule{Base: 1, Kind: "cosine", TotalSteps: 20, MinFactor: 0.01, ContinueStep: 5, ContinueRate: 0.5}
+	if r := s.Rate(20); math.Abs(float64(r)-0.01) > 1e-7 {
+		t.Errorf("end %v, want the floor 0.01", r)
+	}
+	if r := s.Rate(4); r >= 1.0001 || r < 0.5 {
+		t.Errorf("before the continuation the original schedule: %v", r)
+	}
+}

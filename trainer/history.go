@@ -1,0 +1,172 @@
+package trainer
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gpuwizard/internal/safefile"
+	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/model"
+	"gpuwizard/trainer/optim"
+)
+
+// StepsFile is the run folder's record of the smoothed per-step training
+// loss and accuracy (the charts' lines), rewritten after every epoch.
+const StepsFile = "steps.csv"
+
+// maxStepPointsPerEpoch bounds what steps.csv keeps of an epoch; longer
+// epochs keep every k-th step. maxStepPoints bounds the whole file: past
+// it, every other point is dropped (the chart keeps its shape).
+const (
+	maxStepPointsPerEpoch = 100
+	maxStepPoints         = 20000
+)
+
+// StepPoint is one point of the training curves.
+type StepPoint struct {
+	X        float64 `json:"x"`        // position in epochs (2.5: half-way through epoch 3)
+	Loss     float64 `json:"loss"`     // smoothed training loss
+	Accuracy float64 `json:"accuracy"` // smoothed training accuracy
+	LR       float64 `json:"lr"`
+}
+
+// smoother is an exponential moving average of the per-step loss and
+// accuracy, debiased while it warms up (as TensorBoard smooths).
+type smoother struct {
+	loss, acc float64
+	n         int
+}
+
+const smoothing = 0.95
+
+func (s *smoother) add(loss, acc float64) (float64, float64) {
+	s.n++
+	s.loss = smoothing*s.loss + (1-smoothing)*loss
+	s.acc = smoothing*s.acc + (1-smoothing)*acc
+	if s.n > 200 {
+		return s.loss, s.acc
+	}
+	d := 1 - math.Pow(smoothing, float64(s.n))
+	return s.loss / d, s.acc / d
+}
+
+// restart goes on from a resumed run's last smoothed values.
+func (s *smoother) restart(loss, acc float64) {
+	s.loss, s.acc, s.n = loss, acc, 1000
+}
+
+// thinSteps keeps the record under maxStepPoints by dropping every other
+// point (the last one stays).
+func thinSteps(p []StepPoint) []StepPoint {
+	for len(p) > maxStepPoints {
+		out := p[:0]
+		for i := range p {
+			if i%2 == 1 || i == len(p)-1 {
+				out = append(out, p[i])
+			}
+		}
+		p = out
+	}
+	return p
+}
+
+// dropAfter removes the points past x (an epoch that will be redone).
+func dropAfter(p []StepPoint, x float64) []StepPoint {
+	for len(p) > 0 && p[len(p)-1].X > x+1e-9 {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+func stepsCSV(p []StepPoint) []byte {
+	var b strings.Builder
+	b.WriteString("epoch,train/loss_smooth,train/accuracy_smooth,lr\n")
+	for _, s := range p {
+		fmt.Fprintf(&b, "%.5f,%.6f,%.6f,%.8g\n", s.X, s.Loss, s.Accuracy, s.LR)
+	}
+	return []byte(b.String())
+}
+
+// maxStepsFile caps what readSteps reads (maxStepPoints rows take ~1 MiB).
+const maxStepsFile = 8 << 20
+
+// readSteps reads steps.csv up to epoch upTo; a missing or damaged file
+// gives what could be read (the curves are a convenience, not the run).
+func readSteps(path string, upTo float64) []StepPoint {
+	raw, err := safefile.ReadFile(path, maxStepsFile, "a steps file")
+	if err != nil {
+		return nil
+	}
+	var out []StepPoint
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	for line := 0; sc.Scan(); line++ {
+		if line == 0 {
+			continue
+		}
+		fs := strings.Split(sc.Text(), ",")
+		if len(fs) != 4 {
+			break
+		}
+		var v [4]float64
+		ok := true
+		for i, s := range fs {
+			if v[i], err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+				ok = false
+			}
+		}
+		if !ok || v[0] > upTo+1e-9 || (len(out) > 0 && v[0] < out[len(out)-1].X) {
+			break
+		}
+		out = append(out, StepPoint{X: v[0], Loss: v[1], Accuracy: v[2], LR: v[3]})
+	}
+	return out
+}
+
+// continueSchedule sets what "train more epochs" does to the learning
+// rate: a cosine schedule goes on from the rate the run had reached and
+// decays from there over the new epochs (rather than warming up to the
+// peak again, which undoes the converged model); step and constant
+// schedules simply go on.
+func (r *runner) continueSchedule(ck *Checkpoint) {
+	old := ck.Config
+	if r.cfg.Schedule != "cosine" {
+		r.extend = fmt.Sprintf("training %d more epochs (to %d): the %s learning-rate schedule goes on where it was", r.opts.Extend, r.cfg.Epochs, r.cfg.Schedule)
+		return
+	}
+	cur := 0.0
+	if n := len(ck.History); n > 0 {
+		cur = ck.History[n-1].LR
+	}
+	if !(cur > 0) { // no record: the rate the old schedule had reached
+		cur = old.LR
+	}
+	r.cfg.ExtendFrom, r.cfg.ExtendLR = ck.Epoch, cur
+	if r.cfg.ExtendFrom >= r.cfg.Epochs { // cannot happen with Extend > 0; keep Validate happy
+		r.cfg.ExtendFrom = 0
+	}
+	floor := optim.Schedule{Base: r.cfg.LR, MinFactor: 0.01, ContinueRate: cur}.ContinueFloor()
+	r.extend = fmt.Sprintf("training %d more epochs (to %d): the learning rate continues from %.3g (where epoch %d ended) and decays (cosine) to %.3g by epoch %d, instead of starting again at %g",
+		r.opts.Extend, r.cfg.Epochs, cur, ck.Epoch, floor, r.cfg.Epochs, r.cfg.LR)
+}
+
+// AutoModel says which model a run with cfg builds for ds, and why in
+// words (what the settings show for "auto").
+func AutoModel(cfg Config, ds *data.Dataset) (kind, why string) {
+	if cfg.Model != "auto" && cfg.Model != "" {
+		return cfg.Model, "chosen in the settings"
+	}
+	if ds == nil {
+		return model.CNN, "the CNN, unless the images are 28×28 grey (then LeNet-5)"
+	}
+	colour := "colour"
+	if ds.Channels == 1 {
+		colour = "grey"
+	}
+	if ds.Channels == 1 && ds.Height == 28 && ds.Width == 28 {
+		return model.LeNet, "LeNet-5: the images are 28×28 grey (MNIST-like), where it is as accurate as the CNN and many times faster"
+	}
+	return model.CNN, fmt.Sprintf("the CNN: the images are %d×%d %s, and LeNet-5 takes only 28×28 grey ones", ds.Width, ds.Height, colour)
+}
