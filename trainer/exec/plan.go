@@ -115,13 +115,11 @@ type planner struct {
 	bnSave   map[NormOp]Buf
 	// The convolutions' scratch, shared by all of them (see conv): the
 	// columns of one part of the batch (also its image gradient's
-	// columns), the forward product of one part, and the output gradient
-	// permuted part by part (O × n·P each, the whole batch), shared by a
-	// convolution's two gradients.
+	// columns), the forward product of one part, and one part's output
+	// gradient permuted (O × n·P).
 	cols, tmpA, tmpT Buf
-	budget           int    // floats of columns one part may unfold (Backend's ConvScratch)
-	tOwner           ConvOp // whose gradient tmpT holds at this point of the plan
-	tDy              int64
+	budget           int // floats of columns one part may unfold (Backend's ConvScratch)
+	live             []*G.Node
 	spare            []spareBuf // another program's free buffers, to take before allocating
 	scratchBufs      []spareBuf
 	keep             map[ConvOp]bool // convolutions that keep their columns for the filter gradient
@@ -194,6 +192,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 			live = append(live, n)
 		}
 	}
+	p.live = live
 	p.bind(live)
 	if p.err != nil {
 		return nil, p.err
@@ -895,36 +894,39 @@ func partImages(g Conv, budget int) int {
 // images) and views of the buffers it reads and writes.
 type convPart struct {
 	g    Conv
-	img  Buf      // the input images (forward, filter gradient) or the image gradient
+	img  Buf      // the input images
+	dimg Buf      // their gradient (NoBuf: none)
 	out  Buf      // the output (forward) or the output gradient
-	t    Buf      // the output gradient permuted, O × n·P (gradients)
+	t    Buf      // the output gradient permuted, O × n·P: tmpT, or out itself for one image
+	swap bool     // t is tmpT: permute into it first
 	ep   Epilogue // forward: ep with the part's view of the mask
 	beta float32  // filter gradient: 0 for the first part, then 1 (the parts add up)
 }
 
-// parts cuts a convolution's batch into parts: img and out are the whole
-// batch's image-side and output-side buffers; ep (forward) is the
+// parts cuts a convolution's batch into parts: img, dimg and out are the
+// whole batch's buffers (dimg NoBuf when unused); ep (forward) is the
 // epilogue, whose mask is cut with out.
-func (p *planner) parts(g Conv, img, out Buf, ep Epilogue) []convPart {
+func (p *planner) parts(g Conv, img, dimg, out Buf, ep Epilogue) []convPart {
 	b := partImages(g, p.budget)
 	isz, osz := g.C*g.H*g.W, g.O*g.PDim()
+	cut := func(whole Buf, n0, n, sz int) Buf {
+		if whole == NoBuf || n == g.N { // one part uses the buffers
+			return whole
+		}
+		return p.view(whole, n0*sz, n*sz)
+	}
 	var ps []convPart
 	for n0 := 0; n0 < g.N; n0 += b {
 		pg := g
 		pg.N = min(b, g.N-n0)
-		pt := convPart{g: pg, img: img, out: out, t: p.tmpT, ep: ep, beta: 1}
+		pt := convPart{g: pg, img: cut(img, n0, pg.N, isz), dimg: cut(dimg, n0, pg.N, isz), out: cut(out, n0, pg.N, osz),
+			t: p.tmpT, swap: true, ep: ep, beta: 1}
+		pt.ep.Mask = cut(ep.Mask, n0, pg.N, osz)
+		if pg.N == 1 { // one image's output gradient is O × P already
+			pt.t, pt.swap = pt.out, false
+		}
 		if n0 == 0 {
 			pt.beta = 0
-		}
-		if pg.N < g.N { // views of the part (one part uses the buffers)
-			pt.img = p.view(img, n0*isz, pg.N*isz)
-			pt.out = p.view(out, n0*osz, pg.N*osz)
-			if p.tmpT != NoBuf {
-				pt.t = p.view(p.tmpT, n0*osz, pg.N*osz)
-			}
-			if ep.Mask != NoBuf {
-				pt.ep.Mask = p.view(ep.Mask, n0*osz, pg.N*osz)
-			}
 		}
 		ps = append(ps, pt)
 	}
@@ -963,7 +965,10 @@ func (p *planner) scratch(live []*G.Node) {
 				continue
 			}
 			b := partImages(g, p.budget)
-			cols, t = max(cols, g.KDim()*b*g.PDim()), max(t, g.O*g.N*g.PDim())
+			cols = max(cols, g.KDim()*b*g.PDim())
+			if b > 1 {
+				t = max(t, g.O*b*g.PDim())
+			}
 		}
 	}
 	for _, s := range []struct {
@@ -989,7 +994,7 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epi
 	if len(in) == 3 {
 		ep.Bias = in[2]
 	}
-	ps := p.parts(g, x, o, ep)
+	ps := p.parts(g, x, NoBuf, o, ep)
 	be, cols, tmpA, P := p.be, p.cols, p.tmpA, g.PDim()
 	if p.keep[c] {
 		cols = p.alloc(g.KDim() * g.N * P)
@@ -1006,62 +1011,95 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epi
 	p.release(i, n)
 }
 
-// convGrad plans one of a convolution's gradients, part by part. The
-// image and filter gradients read the output gradient permuted to O × n·P
-// per part, in a buffer all convolutions share: the permutation is
-// computed again only when another convolution's gradient used the buffer
-// in between (gorgonia orders a convolution's gradients together). The
-// filter gradient unfolds each part's images again and adds the parts'
-// products; the bias gradient sums the output gradient per channel
-// directly.
+// convGrad plans a convolution's gradients, part by part. The image and
+// filter gradients read the output gradient permuted to O × n·P per part;
+// when the convolution's other gradient is the next node (gorgonia orders
+// a convolution's gradients together), both run in one step and share the
+// permutation. The filter gradient unfolds each part's images again (unless
+// the forward pass kept the columns) and adds the parts' products; the bias
+// gradient sums the output gradient per channel directly.
 func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
-	g := convOf(c.ConvForward())
+	fwd := c.ConvForward()
+	g := convOf(fwd)
 	which := c.ConvGradWhich()
 	out := p.out(n)
 	x, w, dy := in[0], in[1], in[2]
-	dyNode := p.root(children(p.g.G, n)[2])
 	be := p.be
 	if which == 2 {
 		p.add(fmt.Sprintf("%v", n.Op()), func() { be.SumKeep(dy, out, g.N, g.O, g.PDim()) })
 		p.release(i, n)
 		return
 	}
-	swap := p.tOwner != c.ConvForward() || p.tDy != dyNode
-	p.tOwner, p.tDy = c.ConvForward(), dyNode
-	img := x
+	dx, dw := NoBuf, NoBuf
 	if which == 0 {
-		img = out
+		dx = out
+	} else {
+		dw = out
 	}
-	ps := p.parts(g, img, dy, Plain())
-	cols, P := p.cols, g.PDim()
-	unfold := true // the filter gradient unfolds the images again
-	if which == 1 && p.keep[c.ConvForward()] {
-		kept, ok := p.kept[c.ConvForward()]
+	name := fmt.Sprintf("%v", n.Op())
+	if m := p.pairOf(i, n, c); m != nil {
+		p.skip[m.ID()] = true // released at its position
+		if which == 0 {
+			dw = p.out(m)
+		} else {
+			dx = p.out(m)
+		}
+		name += " + " + fmt.Sprintf("%v", m.Op())
+	}
+	cols, kept, unfold := p.cols, NoBuf, true
+	if dw != NoBuf && p.keep[fwd] {
+		k, ok := p.kept[fwd]
 		if !ok {
 			p.fail("the gradient %v has no forward convolution", n.Op())
 			return
 		}
-		cols, unfold = kept, false
+		kept, unfold = k, false
 	}
-	p.add(fmt.Sprintf("%v", n.Op()), func() {
+	ps := p.parts(g, x, dx, dy, Plain())
+	P, KD := g.PDim(), g.KDim()
+	p.add(name, func() {
 		for k := range ps {
 			pt := &ps[k]
-			if swap {
+			nP := pt.g.N * P
+			if pt.swap {
 				be.Swap01(pt.out, pt.t, pt.g.N, g.O, P, Plain()) // dY' = O × n·P
 			}
-			switch which {
-			case 0:
-				be.Gemm(true, false, g.KDim(), pt.g.N*P, g.O, w, pt.t, cols, 0)
-				be.Col2im(cols, pt.img, pt.g)
-			case 1:
+			if dx != NoBuf {
+				be.Gemm(true, false, KD, nP, g.O, w, pt.t, cols, 0)
+				be.Col2im(cols, pt.dimg, pt.g)
+			}
+			if dw != NoBuf {
 				if unfold {
 					be.Im2col(pt.img, cols, pt.g)
+					be.Gemm(false, true, g.O, KD, nP, pt.t, cols, dw, pt.beta)
+				} else {
+					be.Gemm(false, true, g.O, KD, nP, pt.t, kept, dw, pt.beta)
 				}
-				be.Gemm(false, true, g.O, g.KDim(), pt.g.N*P, pt.t, cols, out, pt.beta)
 			}
 		}
 	})
 	p.release(i, n)
+}
+
+// pairOf returns the convolution's other gradient (image or filter) when
+// it is the node after n and reads the same output gradient.
+func (p *planner) pairOf(i int, n *G.Node, c ConvGradOp) *G.Node {
+	if i+1 >= len(p.live) {
+		return nil
+	}
+	m := p.live[i+1]
+	mc, ok := m.Op().(ConvGradOp)
+	if !ok || mc.ConvForward() != c.ConvForward() || mc.ConvGradWhich()+c.ConvGradWhich() != 1 || p.skip[m.ID()] || p.fused[m.ID()] != nil {
+		return nil
+	}
+	if _, bound := p.buf[m.ID()]; bound {
+		return nil
+	}
+	a, b := children(p.g.G, n), children(p.g.G, m)
+	if len(a) != 3 || len(b) != 3 || p.root(a[2]) != p.root(b[2]) || p.root(a[0]) != p.root(b[0]) || p.root(a[1]) != p.root(b[1]) {
+		return nil
+	}
+	return m
 }
 
 // fallback runs an op the executor does not know through gorgonia on the
