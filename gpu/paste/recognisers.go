@@ -275,14 +275,14 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
-	// A Dockerfile's FROM is upper case; Python's "from x import y" is not.
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "cuda", "from "}, re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|(?-i:^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$)|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\b[\w./-]+:[\w.-]*cuda\d[\w.-]*\b`),
-		apply: func(pp *parser, m []string, s string) {
-			if pp.f.Host.Container == "" {
-				pp.f.Host.Container = "container"
-			}
-			pp.quote("os", s)
-		}},
+	// Containers in words, a Dockerfile's FROM (upper case; Python's "from
+	// x import y" is not) and image tags that name a CUDA: three cheap
+	// tests instead of one pattern tried on every line that says "cuda".
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis"},
+		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b`),
+		apply: inContainer},
+	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
+	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Scheduler = "slurm"
@@ -746,4 +746,12 @@ func (pp *parser) condaLine(name, version, build, line string) {
 		}
 		pp.quote(strings.SplitN(name, "-", 2)[0], line)
 	}
+}
+
+// inContainer records that the report comes from a container.
+func inContainer(pp *parser, m []string, s string) {
+	if pp.f.Host.Container == "" {
+		pp.f.Host.Container = "container"
+	}
+	pp.quote("os", s)
 }
