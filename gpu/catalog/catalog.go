@@ -51,6 +51,7 @@ type Signature struct {
 
 	res     []*regexp.Regexp
 	needles [][]string // per pattern: lower-case literals one of which every match contains; nil: none known
+	ids     [][]int    // per pattern: its needles' numbers in the catalogue's needle index
 	lines   []bool     // per pattern: a match may span lines (the pattern names \n or (?s))
 	weight  int
 }
@@ -62,6 +63,7 @@ func (s *Signature) Weight() int { return s.weight }
 type Catalog struct {
 	Signatures []*Signature
 	byID       map[string]*Signature
+	ix         needleIndex
 }
 
 // Default returns the embedded catalogue, compiled once.
@@ -126,6 +128,15 @@ func Parse(data []byte) (*Catalog, error) {
 		c.Signatures = append(c.Signatures, s)
 		c.byID[s.ID] = s
 	}
+	for _, s := range c.Signatures {
+		for _, ns := range s.needles {
+			var ids []int
+			for _, n := range ns {
+				ids = append(ids, c.ix.add(n))
+			}
+			s.ids = append(s.ids, ids)
+		}
+	}
 	return c, nil
 }
 
@@ -141,10 +152,11 @@ func (c *Catalog) ByID(id string) (*Signature, bool) {
 // report costs about its length, not its length times the catalogue.
 func (c *Catalog) Match(text string) []gpu.SignatureHit {
 	lower := asciiLower(text)
+	occ := c.ix.scan(lower)
 	var hits []gpu.SignatureHit
 	for _, s := range c.Signatures {
 		for i, re := range s.res {
-			loc := find(re, text, lower, s.needles[i], s.lines[i])
+			loc := find(re, text, s.needles[i], s.ids[i], occ, s.lines[i])
 			if loc == nil {
 				continue
 			}
@@ -169,21 +181,20 @@ const window = 2048
 
 // find returns the submatch indexes of the first match of re in text that
 // contains one of needles (all of text without needles), searching only
-// around the needles' occurrences: their line, or for a pattern that spans
-// lines a window of whole lines.
-func find(re *regexp.Regexp, text, lower string, needles []string, spans bool) []int {
+// around the needles' occurrences (occ[ids[k]] for needles[k]): their
+// line, or for a pattern that spans lines a window of whole lines.
+func find(re *regexp.Regexp, text string, needles []string, ids []int, occ [][]int, spans bool) []int {
 	if needles == nil {
 		return re.FindStringSubmatchIndex(text)
 	}
 	var best []int
-	for _, n := range needles {
+	for k, n := range needles {
 		done := 0 // text before done has been searched
-		for from := 0; from < len(lower); {
-			k := strings.Index(lower[from:], n)
-			if k < 0 {
-				break
+		from := 0 // occurrences overlapping the last one are skipped
+		for _, at := range occ[ids[k]] {
+			if at < from {
+				continue
 			}
-			at := from + k
 			from = at + len(n)
 			if at < done || best != nil && at >= best[0]+window {
 				continue
@@ -332,4 +343,58 @@ func minLen(ns []string) int {
 		}
 	}
 	return m
+}
+
+// needleIndex finds every needle of the catalogue in one pass over a text:
+// each position's first three bytes are tested against a bitmap of the
+// needles' first three bytes, and only the few positions that pass are
+// compared with the needles that start so. (Calling strings.Index once
+// per needle went over a long paste some five hundred times.)
+type needleIndex struct {
+	needles []string
+	byText  map[string]int
+	byKey   map[uint32][]int // first three bytes → needle numbers
+	bloom   [1 << 16 / 64]uint64
+}
+
+// add enters a needle (at least three bytes; see needles) and returns its
+// number.
+func (ix *needleIndex) add(n string) int {
+	if id, ok := ix.byText[n]; ok {
+		return id
+	}
+	if ix.byText == nil {
+		ix.byText, ix.byKey = map[string]int{}, map[uint32][]int{}
+	}
+	id := len(ix.needles)
+	ix.needles = append(ix.needles, n)
+	ix.byText[n] = id
+	k := key3(n, 0)
+	ix.byKey[k] = append(ix.byKey[k], id)
+	h := hash16(k)
+	ix.bloom[h/64] |= 1 << (h % 64)
+	return id
+}
+
+func key3(s string, i int) uint32 { return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 }
+
+func hash16(k uint32) uint32 { return (k * 2654435761) >> 16 }
+
+// scan returns, per needle number, where the needle occurs in lower, in
+// ascending order (nil where it does not).
+func (ix *needleIndex) scan(lower string) [][]int {
+	occ := make([][]int, len(ix.needles))
+	for i := 0; i+3 <= len(lower); i++ {
+		k := key3(lower, i)
+		h := hash16(k)
+		if ix.bloom[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		for _, id := range ix.byKey[k] {
+			if strings.HasPrefix(lower[i:], ix.needles[id]) {
+				occ[id] = append(occ[id], i)
+			}
+		}
+	}
+	return occ
 }
