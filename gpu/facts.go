@@ -63,6 +63,9 @@ type PasteFacts struct {
 	GPUPackages []string `json:"gpu_packages,omitempty"`
 	// Scheduler is the job scheduler the report runs under ("slurm").
 	Scheduler string `json:"scheduler,omitempty"`
+	// Text is the report as read (sanitised, LF line ends), for what reads
+	// its words; it is not saved.
+	Text string `json:"-"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

@@ -54,6 +54,7 @@ func ParseWith(cat *catalog.Catalog, text string, now time.Time) *gpu.Facts {
 	text = gpu.Sanitize(text)
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
+	pp.p.Text = text
 	lines := strings.Split(text, "\n")
 	pp.p.Lines = len(lines)
 	for _, raw := range lines {

@@ -1,0 +1,163 @@
+package doctor
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+	"gpuwizard/gpu/internal/wordmodel"
+)
+
+// wordModelFile is the word model, generated from the tuning part of the
+// corpus by `go run ./gpu/internal/wordmodel/gen` (TestWordModelReproducible
+// checks that it is what the generator writes).
+//
+//go:embed wordmodel.txt
+var wordModelFile []byte
+
+var embeddedWordModel = sync.OnceValue(func() *wordmodel.Model {
+	m, err := wordmodel.Parse(wordModelFile)
+	if err != nil {
+		panic(err)
+	}
+	return m
+})
+
+// wordSettings say when the word fallback speaks.
+type wordSettings struct {
+	on        bool
+	threshold float64 // the least posterior probability of the cause
+	minWords  int     // the least number of the model's features the report holds
+	trouble   bool    // the report must say something failed (troubleWords)
+	// weakOther: the fallback speaks also beside findings that name no
+	// cause (weak, cause other: "PyTorch sees no GPU, and the report does
+	// not say why"), and takes them in as its symptoms.
+	weakOther bool
+	model     func() *wordmodel.Model
+}
+
+// words are the fallback's settings. The threshold and the weak-other
+// choice were chosen by 3 times 5-fold cross-validation of the whole doctor
+// on the tuning part of the corpus (go test -run
+// TestWordFallbackCrossValidation -v ./gpu/doctor -args -wordcv): the best
+// score, and among equals the highest threshold. The trouble words are not
+// chosen by score (they cost 3 of 1338 fold-reports): without them, pieces
+// of healthy reports get a warning (TestWordFallbackQuietOnHealthyPieces).
+// minWords never changed a score; it is a floor.
+var words = wordSettings{on: true, threshold: 0.5, minWords: 5, trouble: true, weakOther: false, model: embeddedWordModel}
+
+// causeWords say a cause in words, for a finding's title.
+var causeWords = map[gpu.Cause]string{
+	gpu.CauseDriverMissing:        "an NVIDIA driver that is missing or not loaded",
+	gpu.CauseWSLOrContainer:       "a container, WSL or hosted runtime that does not get the GPU",
+	gpu.CauseDriverTooOld:         "a driver too old for the framework's CUDA",
+	gpu.CauseCPUOnlyBuild:         "a CPU-only build of the framework",
+	gpu.CauseArchUnsupported:      "a GPU the framework's build has no kernels for",
+	gpu.CauseConflictingInstalls:  "clashing installs of the framework or CUDA",
+	gpu.CauseCudnnProblem:         "a missing or mismatched cuDNN",
+	gpu.CauseTFGPULibs:            "TensorFlow without the CUDA libraries it needs",
+	gpu.CauseDeviceSelection:      "a GPU hidden or wrongly selected (CUDA_VISIBLE_DEVICES, device index)",
+	gpu.CauseOutOfMemory:          "GPU memory running out",
+	gpu.CauseDeviceMismatchInCode: "tensors on different devices in the code",
+}
+
+// troubleWords say that something failed, as whole words; a report
+// without any is not a report of a problem (a healthy nvidia-smi table, a
+// pip list), and the fallback stays silent on it.
+var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
+	"unable", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
+	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
+	"crash", "crashed", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
+	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
+	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
+	"no cuda", "no gpu", "no nvidia", "no device"}
+
+// hasTrouble: the text says that something failed. collect_env's "Could
+// not collect" says nothing.
+func hasTrouble(text string) string {
+	if len(text) > wordmodel.MaxBytes {
+		if w := hasTrouble(text[:wordmodel.MaxBytes/2]); w != "" {
+			return w
+		}
+		return hasTrouble(text[len(text)-wordmodel.MaxBytes/2:])
+	}
+	low := strings.ReplaceAll(strings.ToLower(text), "could not collect", "")
+	for _, w := range troubleWords {
+		for at := 0; ; {
+			i := strings.Index(low[at:], w)
+			if i < 0 {
+				break
+			}
+			i += at
+			if (i == 0 || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(low[i+len(w)])) {
+				return w
+			}
+			at = i + 1
+		}
+	}
+	return ""
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c == '_' }
+
+// wordFallback is the last resort, for a report in which nothing the
+// doctor knows was found: the cause its words point to, with that cause's
+// usual fix, as a weak warning that any real evidence outranks.
+func (j *judge) wordFallback() {
+	p := j.f.Paste
+	if !words.on || p == nil || p.Text == "" {
+		return
+	}
+	var symptoms []int
+	for i, f := range j.out {
+		if f.Severity != gpu.SevError && f.Severity != gpu.SevWarning {
+			continue
+		}
+		if !words.weakOther || f.Cause != gpu.CauseOther || f.weight > catalog.Weak {
+			return
+		}
+		symptoms = append(symptoms, i)
+	}
+	trouble := hasTrouble(p.Text)
+	if words.trouble && trouble == "" {
+		return
+	}
+	pr := words.model().Predict(p.Text)
+	c := gpu.Cause(pr.Cause)
+	if c == gpu.CauseOther || causeWords[c] == "" || pr.Confidence < words.threshold || pr.Features < words.minWords || len(pr.Words) == 0 {
+		return
+	}
+	quoted := make([]string, len(pr.Words))
+	for i, w := range pr.Words {
+		quoted[i] = `"` + w + `"`
+	}
+	fd := gpu.Finding{ID: "report_words_" + string(c), Cause: c, Severity: gpu.SevWarning,
+		Title: "The report's words point to " + causeWords[c] + " (" + string(c) + ", low confidence): no error text this doctor knows says so",
+		Evidence: []string{"words: " + strings.Join(quoted, ", ") + troubleNote(trouble),
+			fmt.Sprintf("a naive Bayes word model trained on real reports: posterior %.2f (not a calibrated probability) from %d of its words", pr.Confidence, pr.Features)},
+		Fix: j.causeFix(gpu.SignatureHit{Cause: c})}
+	// The findings that name no cause become this one's symptoms.
+	for k := len(symptoms) - 1; k >= 0; k-- {
+		s := j.out[symptoms[k]]
+		fd.Evidence = append(fd.Evidence, "the symptom: "+s.Title)
+		fd.Evidence = append(fd.Evidence, s.Evidence...)
+		for _, st := range s.Fix {
+			if !slices.Contains(fd.Fix, st) {
+				fd.Fix = append(fd.Fix, st)
+			}
+		}
+		j.out = slices.Delete(j.out, symptoms[k], symptoms[k]+1)
+	}
+	j.addWeighted(fd, catalog.Weak)
+}
+
+func troubleNote(w string) string {
+	if w == "" {
+		return ""
+	}
+	return `; and it says "` + w + `"`
+}
