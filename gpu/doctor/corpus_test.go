@@ -63,8 +63,8 @@ func TestCorpusTuning(t *testing.T) {
 	if *showMisses {
 		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
 	}
-	if share < 0.91 {
-		t.Errorf("%.1f%% of the tuning part right, want at least 91%%; misses:\n  %s", 100*share, strings.Join(misses, "\n  "))
+	if share < 0.94 {
+		t.Errorf("%.1f%% of the tuning part right, want at least 94%%; misses:\n  %s", 100*share, strings.Join(misses, "\n  "))
 	}
 }
 
@@ -102,8 +102,8 @@ func TestCorpusHeldout(t *testing.T) {
 	}
 	// The goal is 95%; this floor is what the doctor reached (README), so
 	// that a change that loses held-out reports fails.
-	if share < 0.62 {
-		t.Errorf("%.1f%% of the held-out part right, below the floor of 62%%", 100*share)
+	if share < 0.75 {
+		t.Errorf("%.1f%% of the held-out part right, below the floor of 75%%", 100*share)
 	}
 }
 
