@@ -259,7 +259,7 @@ func (c *checkView) ui(f func()) {
 }
 
 func (c *checkView) run() {
-	c.runWith(c.check, "Checking the GPU, driver, CUDA and Python frameworks…")
+	c.runWith(c.check, "Checking the GPU, driver, CUDA and Python frameworks…", false)
 }
 
 // runDeep runs the deep check (seconds to a minute) in the background.
@@ -267,17 +267,16 @@ func (c *checkView) runDeep() {
 	if c.deep == nil {
 		return
 	}
-	c.runWith(c.deep, "Deep check: running a matmul and a convolution on each GPU through every Python with torch…")
-	c.deepRun = true
+	c.runWith(c.deep, "Deep check: running a matmul and a convolution on each GPU through every Python with torch…", true)
 }
 
 func (c *checkView) running() bool { return c.busy }
 
-func (c *checkView) runWith(check Checker, what string) {
+func (c *checkView) runWith(check Checker, what string, deep bool) {
 	if c.busy || check == nil {
 		return
 	}
-	c.busy = true
+	c.busy, c.deepRun = true, deep
 	c.source.SetText("This machine")
 	c.verdict.SetText(what)
 	c.verdict.Importance = widget.MediumImportance
@@ -315,7 +314,7 @@ func deepSummary(rep gpu.Report) string {
 	for _, d := range rep.Facts.Deep {
 		n += len(d.Devices)
 	}
-	return fmt.Sprintf("ran in %d Python interpreter(s) with PyTorch, on %d GPU(s); its findings are marked \"deep\" below.", len(rep.Facts.Deep), n)
+	return fmt.Sprintf("ran in %d Python interpreter(s) with PyTorch, on %d GPU(s); its findings are below.", len(rep.Facts.Deep), n)
 }
 
 // save writes the report on screen as Markdown and JSON side by side.
@@ -361,7 +360,7 @@ func (c *checkView) show(rep gpu.Report, err error) {
 	}
 	c.verdict.Refresh()
 	for _, f := range rep.Findings {
-		c.list.Add(findingCard(f))
+		c.list.Add(findingCard(f, c.later))
 	}
 }
 
@@ -378,8 +377,14 @@ func severityIcon(s gpu.Severity) fyne.Resource {
 	return theme.NewPrimaryThemedResource(theme.InfoIcon())
 }
 
-// findingCard shows one finding: its title, evidence and fix.
-func findingCard(f gpu.Finding) fyne.CanvasObject {
+// later runs f on the UI goroutine two seconds from now.
+func (c *checkView) later(f func()) {
+	time.AfterFunc(2*time.Second, func() { c.ui(f) })
+}
+
+// findingCard shows one finding: its title, evidence and fix. later
+// schedules the copy buttons' return from "Copied".
+func findingCard(f gpu.Finding, later func(func())) fyne.CanvasObject {
 	head := widget.NewLabelWithStyle(f.Title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	head.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox()
@@ -407,11 +412,9 @@ func findingCard(f gpu.Finding) fyne.CanvasObject {
 				// Say so for two seconds.
 				copyBtn.SetText("Copied")
 				copyBtn.SetIcon(theme.ConfirmIcon())
-				time.AfterFunc(2*time.Second, func() {
-					fyne.Do(func() {
-						copyBtn.SetText("")
-						copyBtn.SetIcon(theme.ContentCopyIcon())
-					})
+				later(func() {
+					copyBtn.SetText("")
+					copyBtn.SetIcon(theme.ContentCopyIcon())
 				})
 			}
 			body.Add(container.NewBorder(nil, nil, nil, copyBtn, entry))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -28,6 +30,7 @@ type datasetView struct {
 	loading  bool
 	err      error
 	detected string
+	typed    *widget.Entry
 	body     *fyne.Container
 	top      *fyne.Container
 	scroll   *container.Scroll
@@ -64,12 +67,21 @@ func newDatasetView(wz *wizard) *datasetView {
 		}
 	})
 	builtin := widget.NewButtonWithIcon("Use the built-in dataset", theme.HomeIcon(), func() { v.load(data.Builtin) })
+	// A path typed or pasted (Enter loads it): quicker than a dialog when
+	// the path is known, and the way in where the dialog cannot reach.
+	v.typed = widget.NewEntry()
+	v.typed.SetPlaceHolder("or type a folder or file path and press Enter")
+	v.typed.OnSubmitted = func(p string) {
+		if p = strings.TrimSpace(p); p != "" {
+			v.load(expandHome(p))
+		}
+	}
 	help := widget.NewLabel("Your images: one folder per class (cats/, dogs/ …), optionally inside train/ and val/ folders; or MNIST IDX files, CIFAR-10 batches. A YOLO data.yaml or a COCO .json is checked here; training on it comes later.")
 	help.Wrapping = fyne.TextWrapWord
 	help.Importance = widget.LowImportance
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Which images should the model learn?", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(builtin, folder, file), help, v.path, v.format, v.progress)
+		container.NewBorder(nil, nil, container.NewHBox(builtin, folder, file), nil, v.typed), help, v.path, v.format, v.progress)
 	v.body = container.NewVBox(v.lint, widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
 	v.scroll = container.NewVScroll(v.body)
 	v.top = top
@@ -178,6 +190,16 @@ func relayout(objs ...fyne.CanvasObject) {
 			o.Refresh()
 		}
 	}
+}
+
+// expandHome turns a leading ~ into the home folder.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
 }
 
 func pathLabel(p string) string {

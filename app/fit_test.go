@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
@@ -72,5 +76,81 @@ func TestNiceTicks(t *testing.T) {
 	}
 	if x := xTicks(0.3); len(x) != 2 || x[1] != 1 {
 		t.Errorf("xTicks(0.3) = %v", x)
+	}
+}
+
+// TestLogFollowsItsEnd: new lines scroll the log to its end, unless the
+// user scrolled up to read.
+func TestLogFollowsItsEnd(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{})
+	v := wz.train
+	loop.do(func() {
+		wz.show(3)
+		for i := range 100 {
+			v.logf("line %d", i)
+		}
+		end := v.log.Size().Height - v.logBox.Size().Height
+		if end <= 0 || v.logBox.Offset.Y < end-1 {
+			t.Errorf("offset %v, the end is at %v", v.logBox.Offset.Y, end)
+		}
+		v.logBox.ScrollToTop()
+		v.logf("one more")
+		if v.logBox.Offset.Y != 0 {
+			t.Errorf("scrolled up, the log moved to %v", v.logBox.Offset.Y)
+		}
+	})
+}
+
+// TestPausedShowsNoSpeed: paused, the progress bar says so and the line
+// under it has no speed and no time left.
+func TestPausedShowsNoSpeed(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{Train: fakeTrain(t, 1_000_000)})
+	v := wz.train
+	loop.do(func() {
+		wz.show(3)
+		test.Tap(v.start)
+	})
+	waitUI(t, loop, "a step shown", func() bool { return v.last != nil })
+	loop.do(func() {
+		test.Tap(v.pause)
+		if !strings.HasPrefix(v.progress.TextFormatter(), "Paused") || strings.Contains(v.where.Text, "images/s") || strings.Contains(v.where.Text, "left") {
+			t.Errorf("paused: bar %q, line %q", v.progress.TextFormatter(), v.where.Text)
+		}
+		test.Tap(v.pause)
+		if strings.HasPrefix(v.progress.TextFormatter(), "Paused") || !strings.Contains(v.where.Text, "images/s") {
+			t.Errorf("resumed: bar %q, line %q", v.progress.TextFormatter(), v.where.Text)
+		}
+		v.halt()
+	})
+	wz.wg.Wait()
+}
+
+// TestSettingsErrorsClear: the step's error goes once the field is fixed,
+// and a YAML mistake is told in plain words with its line and setting.
+func TestSettingsErrorsClear(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{})
+	loop.do(func() {
+		wz.show(2)
+		wz.settings.entries["batch"].SetText("0")
+		test.Tap(wz.next)
+		if !strings.Contains(wz.status.Text, "batch size") {
+			t.Fatalf("status %q", wz.status.Text)
+		}
+		wz.settings.entries["batch"].SetText("32")
+		if wz.status.Text != "" {
+			t.Errorf("fixed, the error stays: %q", wz.status.Text)
+		}
+	})
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.yaml")
+	os.WriteFile(p, []byte("model: lenet\nepochs: ten\n"), 0o644)
+	_, err := trainer.LoadConfigFile(p, trainer.Defaults())
+	if got := plainYAMLError(p, err); !strings.Contains(got, `line 2 (epochs): "ten" is not a whole number`) {
+		t.Errorf("plain YAML error: %q (from %v)", got, err)
+	}
+	os.WriteFile(p, []byte("epochs: 3\nbatchsize: 64\n"), 0o644)
+	_, err = trainer.LoadConfigFile(p, trainer.Defaults())
+	if got := plainYAMLError(p, err); !strings.Contains(got, `line 2: "batchsize" is not a setting`) {
+		t.Errorf("plain YAML error: %q (from %v)", got, err)
 	}
 }

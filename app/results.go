@@ -193,7 +193,7 @@ func (v *resultsView) show(res *trainer.Result) {
 	}
 	state := ""
 	if res.Stopped != "" {
-		state = fmt.Sprintf(" · %s after %d epoch(s): these are its best checkpoint's", res.Stopped, res.Epochs)
+		state = " · " + res.Stopped
 	}
 	v.summary.SetText(fmt.Sprintf("Accuracy on the %s images: %.2f%% (top-5 %.2f%%, loss %.4f) · best epoch %d of %d · trained on %s%s",
 		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, strings.ToUpper(res.Device), state))

@@ -165,9 +165,11 @@ func (v *runsView) reload() {
 			if gen != v.gen {
 				return
 			}
-			keep := ""
+			keep := "" // the run chosen before, else the one on the Results step
 			if r := v.current(); r != nil {
 				keep = r.Dir
+			} else if res := v.wz.result; res != nil {
+				keep = res.RunDir
 			}
 			v.runs, v.sel = runs, -1
 			v.table.UnselectAll()

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -47,6 +49,7 @@ type settingsView struct {
 	estTimer  *time.Timer        // the pending re-estimate after a change
 	estKey    string             // what the estimate on screen was measured for
 	estData   *data.Dataset      // and on which dataset
+	estRun    sync.WaitGroup     // the estimates still measuring (training waits for them)
 }
 
 func intValidator(field string, lo, hi int) fyne.StringValidator {
@@ -346,12 +349,19 @@ func (v *settingsView) automaticUses() string {
 }
 
 func (v *settingsView) leave() error {
-	if v.estTimer != nil {
-		v.estTimer.Stop()
-	}
 	c, err := v.read()
 	if err != nil {
 		return err
+	}
+	// A measurement still running would share the machine (and memory)
+	// with the training: stop it; the estimate on screen stays.
+	if v.estTimer != nil {
+		v.estTimer.Stop()
+	}
+	if v.estCancel != nil {
+		v.cancelEstimate()
+		v.estimate.SetText("")
+		v.estKey = ""
 	}
 	v.wz.cfg = c
 	v.wz.app.Preferences().SetString(prefSettings, string(c.YAML()))
@@ -422,8 +432,13 @@ func (v *settingsView) runEstimate() {
 		opts.Probe = func(context.Context) trainer.DeviceStatus { return cli.DeviceStatus(rep) }
 	}
 	v.estimate.SetText("Measuring a few steps…")
+	v.estRun.Add(1)
 	v.wz.background(func() {
 		e, err := trainer.EstimateEpochOn(ctx, c, ds, opts)
+		// The measurement built a whole network: give its memory back
+		// before a training builds another (the two peaks would add up).
+		debug.FreeOSMemory()
+		v.estRun.Done()
 		v.wz.ui(func() {
 			if gen != v.estGen {
 				return // the settings changed since
@@ -449,9 +464,6 @@ func estimateText(e trainer.Estimate, epochs int) string {
 	}
 	s := fmt.Sprintf("About %s per epoch on %s, %s for %d epochs (measured now on this machine).",
 		e.PerEpoch.Round(100*time.Millisecond), where, (e.PerEpoch * time.Duration(epochs)).Round(time.Second), epochs)
-	if e.Reason != "" {
-		s += " " + e.Reason
-	}
 	return s
 }
 

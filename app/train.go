@@ -157,6 +157,10 @@ func (v *trainView) logf(format string, args ...any) {
 		v.logLines = append(v.logLines[:0], v.logLines[n-maxLogLines:]...)
 	}
 	v.log.SetText(strings.Join(v.logLines, "\n"))
+	// Size the text now (the layout would only next frame), so that the
+	// scroll knows how far its end is.
+	w := v.logBox.Size().Width
+	v.log.Resize(fyne.NewSize(w, v.log.MinSize().Height))
 	if atEnd {
 		v.logBox.ScrollToBottom()
 	}
@@ -166,7 +170,7 @@ func (v *trainView) logf(format string, args ...any) {
 // scroll).
 func (v *trainView) atEnd() bool {
 	view := v.logBox.Size().Height
-	content := v.log.MinSize().Height
+	content := v.log.Size().Height
 	return content <= view || v.logBox.Offset.Y >= content-view-8
 }
 
@@ -218,6 +222,7 @@ func (v *trainView) begin() {
 	// The run and the consumer of its events are off the UI goroutine; the
 	// consumer batches what arrives and applies it at most 10 times a second.
 	wz.background(func() {
+		wz.settings.estRun.Wait() // a time estimate being stopped frees its memory first
 		res, err := wz.deps.Train(ctx, cfg, events, opts)
 		close(events)
 		<-done
@@ -303,6 +308,8 @@ func (v *trainView) history(steps []trainer.StepPoint, epochs []trainer.EpochRes
 
 // apply shows a batch of events: one refresh per chart per batch.
 func (v *trainView) apply(evs []trainer.Event) {
+	progress := -1.0
+	stepped := false
 	for _, ev := range evs {
 		switch ev.Kind {
 		case trainer.EventStart:
@@ -352,15 +359,14 @@ func (v *trainView) apply(evs []trainer.Event) {
 					v.showGPU(true)
 				}
 			}
-			v.progress.SetValue(x / float64(max(ev.Epochs, 1)))
+			progress = x / float64(max(ev.Epochs, 1))
 			e := ev
-			v.last = &e
-			v.showWhere()
+			v.last, stepped = &e, true
 		case trainer.EventEpoch:
 			x := float64(ev.Epoch)
 			v.loss.Append(1, x, ev.ValLoss)
 			v.acc.Append(1, x, 100*ev.ValAccuracy)
-			v.progress.SetValue(x / float64(max(ev.Epochs, 1)))
+			progress = x / float64(max(ev.Epochs, 1))
 			best := ""
 			if ev.Best {
 				best = " (best so far)"
@@ -369,6 +375,12 @@ func (v *trainView) apply(evs []trainer.Event) {
 		case trainer.EventDone:
 			v.logf("%s", ev.Message)
 		}
+	}
+	if progress >= 0 {
+		v.progress.SetValue(progress)
+	}
+	if stepped {
+		v.showWhere()
 	}
 	for _, c := range v.charts() {
 		c.Refresh()
