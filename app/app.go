@@ -127,7 +127,8 @@ func LiveDeps() Deps {
 		Confirm: func(w fyne.Window, title, message string, done func(bool)) {
 			dialog.ShowConfirm(title, message, done, w)
 		},
-		OpenFolder: openWithDesktop,
+		OpenFolder:   openWithDesktop,
+		SettingsFile: settingsFile(),
 	}
 }
 

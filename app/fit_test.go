@@ -154,3 +154,21 @@ func TestSettingsErrorsClear(t *testing.T) {
 		t.Errorf("plain YAML error: %q (from %v)", got, err)
 	}
 }
+
+// TestEstimateFollowsSettings: changing the epochs measures again, and the
+// estimate names them.
+func TestEstimateFollowsSettings(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{})
+	loop.do(func() { wz.show(1) })
+	wz.wg.Wait()
+	loop.do(func() {
+		wz.show(2)
+		wz.settings.model.SetSelected("mlp")
+	})
+	waitUI(t, loop, "the first estimate", func() bool { return strings.Contains(wz.settings.estimate.Text, "per epoch on the CPU") })
+	loop.do(func() { wz.settings.entries["epochs"].SetText("7") })
+	waitUI(t, loop, "the estimate for 7 epochs", func() bool { return strings.Contains(wz.settings.estimate.Text, "for 7 epochs") })
+	loop.do(func() { wz.settings.entries["epochs"].SetText("x") })
+	waitUI(t, loop, "the estimate waiting", func() bool { return strings.Contains(wz.settings.estimate.Text, "waits for valid settings") })
+	wz.wg.Wait()
+}

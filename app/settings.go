@@ -20,11 +20,22 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"gpuwizard/cli"
+	"gpuwizard/internal/atomicfile"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
 
-const prefSettings = "settings.yaml" // the last-used settings, in the app's preferences
+// settingsFile is where the last-used settings are kept: a file of our
+// own, written atomically. (Fyne's preferences rewrite their file in place
+// and reload it on every change they see, and so read it empty now and
+// then: "Preferences load error: EOF".)
+func settingsFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "gpuwizard", "settings.yaml")
+}
 
 // settingsView is the Settings step.
 type settingsView struct {
@@ -364,14 +375,19 @@ func (v *settingsView) leave() error {
 		v.estKey = ""
 	}
 	v.wz.cfg = c
-	v.wz.app.Preferences().SetString(prefSettings, string(c.YAML()))
+	if p := v.wz.deps.SettingsFile; p != "" {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			atomicfile.Write(atomicfile.OS{}, p, c.YAML()) // best effort: the run does not need it
+		}
+	}
 	return nil
 }
 
 // restore loads the last-used settings from the app's preferences.
 func (v *settingsView) restore() {
 	c := trainer.Defaults()
-	if s := v.wz.app.Preferences().String(prefSettings); s != "" {
+	if b, err := os.ReadFile(v.wz.deps.SettingsFile); err == nil && v.wz.deps.SettingsFile != "" {
+		s := string(b)
 		var saved trainer.Config = c
 		if yaml.Unmarshal([]byte(s), &saved) == nil && saved.Validate() == nil {
 			c = saved

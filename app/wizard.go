@@ -44,6 +44,8 @@ type Deps struct {
 	// one run's results; nil: the trainer's.
 	ListRuns   func(project string) ([]trainer.RunInfo, error)
 	RunResults func(ctx context.Context, dir string) (*trainer.Result, error)
+	// SettingsFile keeps the last-used settings ("": not kept).
+	SettingsFile string
 	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
 	// an error makes the window show the path instead.
 	OpenFolder func(path string) error

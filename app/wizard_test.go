@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +95,9 @@ func newTestWizard(t *testing.T, deps Deps) (*wizard, *uiLoop) {
 	if deps.Check == nil {
 		deps.Check = func(context.Context) (gpu.Report, error) { return noGPUReport(), nil }
 	}
+	if deps.SettingsFile == "" {
+		deps.SettingsFile = filepath.Join(t.TempDir(), "settings.yaml")
+	}
 	if deps.LoadData == nil {
 		deps.LoadData = data.Load
 	}
@@ -159,8 +164,8 @@ func TestWizardWalkThrough(t *testing.T) {
 	if wz.cur != 4 || !strings.Contains(wz.results.summary.Text, "90.00%") || !wz.results.resumeBtn.Disabled() {
 		t.Fatalf("results: %q", wz.results.summary.Text)
 	}
-	if wz.app.Preferences().String(prefSettings) == "" {
-		t.Fatal("the settings must be remembered")
+	if b, err := os.ReadFile(wz.deps.SettingsFile); err != nil || !strings.Contains(string(b), "epochs: 2") {
+		t.Fatalf("the settings must be remembered: %q %v", b, err)
 	}
 }
 
