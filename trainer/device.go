@@ -268,7 +268,7 @@ func (r *runner) fitBatch(ctx context.Context, spec model.Spec) error {
 			return 0, fmt.Errorf("trainer: %w", err)
 		}
 		tg, eg := net.ExecGraphs()
-		return exec.MemoryNeed(tg, eg, r.optim())
+		return exec.MemoryNeed(r.be, tg, eg, r.optim())
 	}
 	b := r.cfg.Batch
 	nb, err := need(b)

@@ -183,7 +183,14 @@ func (j *judge) explainSymptom(h gpu.SignatureHit) bool {
 func (j *judge) reportSituations() {
 	p, f := j.f.Paste, j.f
 	failed := j.gpuFailed()
-	if p.DockerGPUs != nil && !*p.DockerGPUs && failed {
+	singularity := singularityRE.MatchString(p.DockerRun)
+	if p.DockerGPUs != nil && !*p.DockerGPUs && failed && singularity {
+		j.addExplaining(gpu.Finding{ID: "report_singularity_without_nv", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The Singularity/Apptainer container was started without --nv, so the host's GPU and driver are not in it",
+			Evidence: []string{`report: "` + p.DockerRun + `"`},
+			Fix:      []gpu.Step{{Text: "Start it with --nv (it binds the host's NVIDIA driver and devices into the container):", Command: "singularity exec --nv image.sif nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+	} else if p.DockerGPUs != nil && !*p.DockerGPUs && failed {
 		j.addExplaining(gpu.Finding{ID: "report_container_without_gpus", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The container was started without GPUs (no --gpus), so nothing inside it can use one",
 			Evidence: []string{`report: "` + p.DockerRun + `"`},
@@ -191,7 +198,12 @@ func (j *judge) reportSituations() {
 				{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
 	}
-	if p.DockerGPUs != nil && *p.DockerGPUs && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 {
+	// A container the report only mentions (no start line with or without
+	// GPUs, a Colab runtime) does not explain a failure that an error text
+	// already pins on the software: a CPU-only build, clashing installs, a
+	// GPU the build lacks kernels for, a driver too old for it.
+	inferred := failed && !j.softwareExplains()
+	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_driver_not_injected", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The container gets the GPU but not the driver's CUDA library: the image does not ask for the compute capability, or the toolkit did not mount it",
 			Evidence: []string{`report: "` + p.DockerRun + `"`},
@@ -215,7 +227,7 @@ func (j *judge) reportSituations() {
 				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseCudnnProblem)
 	}
-	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && failed && j.noDriverSeen() && f.Host.WSL == 0 {
+	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The program runs in a container that does not get the GPU",
@@ -232,13 +244,30 @@ func (j *judge) reportSituations() {
 				{Text: "In a batch script: #SBATCH --gres=gpu:1 (or --gpus=1), and do not override CUDA_VISIBLE_DEVICES, which Slurm sets."}}},
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
-	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && failed && j.noDriverSeen() {
+	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() {
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
 	}
+}
+
+var singularityRE = regexp.MustCompile(`\b(?:singularity|apptainer)\s`)
+
+// softwareExplains: an error text of at least medium strength pins the
+// failure on the installed software rather than on the GPU's reach.
+func (j *judge) softwareExplains() bool {
+	for _, h := range j.f.Paste.Signatures {
+		if h.Strength < catalog.Medium {
+			continue
+		}
+		switch h.Cause {
+		case gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls, gpu.CauseArchUnsupported, gpu.CauseDriverTooOld, gpu.CauseTFGPULibs:
+			return true
+		}
+	}
+	return false
 }
 
 // gpuFailed: the report shows that CUDA or the driver could not be used.

@@ -36,6 +36,7 @@ type parser struct {
 	lastGPU  int    // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
 	query    string // the REPL expression whose value the next line holds
 	pipTorch bool   // pip listed torch
+	heading  string // an issue-template heading ("### TensorFlow version") whose value is on a later line
 	formats  map[string]bool
 }
 
@@ -258,6 +259,11 @@ func (pp *parser) line(raw string) {
 	if pp.query != "" && pp.replAnswer(s) {
 		return
 	}
+	if pp.heading != "" || strings.HasPrefix(s, "#") {
+		if pp.templateHeading(s) {
+			return
+		}
+	}
 	if pp.section != "" && pp.inSection(s) {
 		return
 	}
@@ -388,6 +394,44 @@ func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {
 			return true
+		}
+	}
+	return false
+}
+
+// templateHeadingRE matches the headings of GitHub issue forms (TensorFlow's
+// among them), whose answer follows on a later line:
+//
+//	### TensorFlow version
+//
+//	2.14.0
+var (
+	templateHeadingRE = regexp.MustCompile(`(?i)^#{2,4}\s*(tensorflow version|os platform and distribution|operating system)\s*\??\s*$`)
+	templateTFRE      = regexp.MustCompile(`(?i)^(?:tf\s*|tensorflow\s*|v)?(\d+\.\d+(?:\.\d+)?)\b`)
+)
+
+// templateHeading reads an issue-form heading and the first line after it.
+// It reports whether the line was consumed.
+func (pp *parser) templateHeading(s string) bool {
+	if m := templateHeadingRE.FindStringSubmatch(s); m != nil {
+		pp.heading = strings.ToLower(m[1])
+		return true
+	}
+	h := pp.heading
+	if h == "" {
+		return false
+	}
+	pp.heading = ""
+	switch h {
+	case "tensorflow version":
+		if m := templateTFRE.FindStringSubmatch(s); m != nil {
+			pp.setPackage("tensorflow", m[1], "")
+			pp.quote("tensorflow", s)
+		}
+	default:
+		if strings.Contains(strings.ToLower(s), "windows") {
+			pp.f.Host.OS = "windows"
+			pp.quote("os", s)
 		}
 	}
 	return false

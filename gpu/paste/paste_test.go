@@ -129,3 +129,24 @@ func fuzzBudget(t *testing.T, n int, start time.Time) {
 		t.Fatalf("took %s on %d bytes", d, n)
 	}
 }
+
+// TestPasteIssueFormHeadings: GitHub issue forms put the answer on a line
+// after the heading (TensorFlow's bug template).
+func TestPasteIssueFormHeadings(t *testing.T) {
+	text := "### TensorFlow version\n\n2.12.1\n\n### Custom code\n\nYes\n\n### OS platform and distribution\n\nWindows 11  23H2\n\n### Python version\n\n3.10.2\n"
+	f := Parse(text, time.Now())
+	if f.Host.OS != "windows" {
+		t.Errorf("OS = %q", f.Host.OS)
+	}
+	pk, ok := f.Pythons[0].Package("tensorflow")
+	if !ok || pk.Version != "2.12.1" {
+		t.Fatalf("tensorflow = %+v", pk)
+	}
+	// A heading without an answer takes nothing from the next heading.
+	f = Parse("### TensorFlow version\n\n### Custom code\n\nYes\n", time.Now())
+	if len(f.Pythons) > 0 {
+		if _, ok := f.Pythons[0].Package("tensorflow"); ok {
+			t.Error("a heading's missing answer read from the next line")
+		}
+	}
+}

@@ -262,13 +262,27 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "cuda", "from "}, re: regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|docker[- ]compose|\bDockerfile\b|^FROM\s+\S+|nvidia/cuda:|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\b[\w./-]+:[\w.-]*cuda\d[\w.-]*\b`),
+	// A Singularity/Apptainer start: --nv (or --nvccli) hands it the
+	// host's GPUs and driver, like docker's --gpus.
+	{anyOf: []string{"singularity", "apptainer"}, re: regexp.MustCompile("(?:^|[\\s`'\"$>])(singularity|apptainer)\\s+(?:exec|run|shell|instance\\s+start)\\b(.*)$"),
 		apply: func(pp *parser, m []string, s string) {
+			gpus := strings.Contains(m[2], "--nv") // --nv, --nvccli
+			if pp.p.DockerRun == "" {
+				pp.p.DockerRun, pp.p.DockerGPUs = trimQuote(s), &gpus
+			}
 			if pp.f.Host.Container == "" {
 				pp.f.Host.Container = "container"
 			}
 			pp.quote("os", s)
 		}},
+	// Containers in words, a Dockerfile's FROM (upper case; Python's "from
+	// x import y" is not) and image tags that name a CUDA: three cheap
+	// tests instead of one pattern tried on every line that says "cuda".
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis"},
+		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b`),
+		apply: inContainer},
+	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
+	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Scheduler = "slurm"
@@ -340,8 +354,9 @@ var recognisers = []recogniser{
 	{hint: "-gpu", re: regexp.MustCompile(`(?i)\b(tensorflow-gpu|paddlepaddle-gpu|paddle-gpu|onnxruntime-gpu)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			low := strings.ToLower(s)
-			if strings.Contains(low, "please") || strings.Contains(low, "try to") || strings.Contains(low, "should") {
-				return // a tool's advice, not what the user installed
+			if strings.Contains(low, "please") || strings.Contains(low, "try to") || strings.Contains(low, "should") ||
+				strings.Contains(low, "change it to") || strings.Contains(low, "change to") || strings.Contains(low, "switch to") || strings.Contains(low, "better,") {
+				return // advice (a tool's, or the reporter's), not what the user installed
 			}
 			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, strings.ToLower(m[1]))
 		}},
@@ -731,4 +746,12 @@ func (pp *parser) condaLine(name, version, build, line string) {
 		}
 		pp.quote(strings.SplitN(name, "-", 2)[0], line)
 	}
+}
+
+// inContainer records that the report comes from a container.
+func inContainer(pp *parser, m []string, s string) {
+	if pp.f.Host.Container == "" {
+		pp.f.Host.Container = "container"
+	}
+	pp.quote("os", s)
 }

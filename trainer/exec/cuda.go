@@ -133,7 +133,24 @@ type CUDABackend struct {
 	graphs    []uint64
 	retired   []uint64 // outgrown scratch a captured graph may still read
 	capturing bool
+	convCols  int // ConvScratch (0: cudaConvScratch)
 }
+
+// cudaConvScratch is a GPU's columns budget (64 MiB): parts of the batch
+// large enough for GEMMs that fill the GPU.
+const cudaConvScratch = 16 << 20
+
+// ConvScratch implements ConvScratcher.
+func (b *CUDABackend) ConvScratch() int {
+	if b.convCols > 0 {
+		return b.convCols
+	}
+	return cudaConvScratch
+}
+
+// SetConvScratch sets the floats of columns a convolution unfolds at once
+// in programs planned from now on (tests cut the batch into small parts).
+func (b *CUDABackend) SetConvScratch(n int) { b.convCols = n }
 
 var (
 	_ Backend          = (*CUDABackend)(nil)
@@ -141,6 +158,7 @@ var (
 	_ MemoryReporter   = (*CUDABackend)(nil)
 	_ Releaser         = (*CUDABackend)(nil)
 	_ OverheadReporter = (*CUDABackend)(nil)
+	_ ConvScratcher    = (*CUDABackend)(nil)
 )
 
 // MemoryOverhead implements OverheadReporter: the reductions' and split-K

@@ -85,11 +85,40 @@ func (p *planner) fuse(live []*G.Node) {
 		}
 		return m, r, r != nil && !taken(m, r)
 	}
+	plainOperands := func(n *G.Node) (a, b *G.Node, ok bool) {
+		ch := children(p.g.G, n)
+		if len(ch) != 2 || p.scalar[ch[0].ID()] || p.scalar[ch[1].ID()] || size(ch[0].Shape()) != size(n.Shape()) || size(ch[1].Shape()) != size(n.Shape()) {
+			return nil, nil, false
+		}
+		return ch[0], ch[1], true
+	}
+	// shared marks the broadcasts that several element-wise products or
+	// sums read (a batch norm's scale: the forward product and the
+	// gradient's): each of them may read the small tensor instead, and the
+	// broadcast is not materialised (at 48×48 it would keep a whole
+	// activation's worth alive from the forward pass to the backward).
+	// used records which of them did (see the end of fuse).
+	shared := map[int64]bool{}
+	used := map[int64]map[int64]bool{}
+	for _, n := range live {
+		if kindOf(n) != "*gorgonia.repeatOp" || p.users[n.ID()] < 2 || len(cons[n.ID()]) != p.users[n.ID()] {
+			continue
+		}
+		ok := true
+		for _, c := range cons[n.ID()] {
+			op, bin := binOf(c)
+			a, b, plain := plainOperands(c)
+			if !bin || op != OpMul && op != OpAdd || !plain || (a.ID() == n.ID()) == (b.ID() == n.ID()) {
+				ok = false
+			}
+		}
+		shared[n.ID()] = ok
+	}
 	// bcast finds a chain of repeats broadcasting a small tensor to n's
-	// shape, each used only by the next.
+	// shape, each used only by the next (or n shared).
 	bcast := func(n *G.Node) (src *G.Node, chain []*G.Node, inner, c int, ok bool) {
-		cur := n
-		for kindOf(cur) == "*gorgonia.repeatOp" && p.users[cur.ID()] == 1 && !taken(cur) {
+		cur, sh := n, shared[n.ID()]
+		for kindOf(cur) == "*gorgonia.repeatOp" && (p.users[cur.ID()] == 1 || cur == n && sh) && (sh || !taken(cur)) {
 			chain = append(chain, cur)
 			cur = children(p.g.G, cur)[0]
 		}
@@ -125,12 +154,11 @@ func (p *planner) fuse(live []*G.Node) {
 		}
 		return cur, chain, size(o[hi:]), size(o[lo:hi]), true
 	}
-	plainOperands := func(n *G.Node) (a, b *G.Node, ok bool) {
-		ch := children(p.g.G, n)
-		if len(ch) != 2 || p.scalar[ch[0].ID()] || p.scalar[ch[1].ID()] || size(ch[0].Shape()) != size(n.Shape()) || size(ch[1].Shape()) != size(n.Shape()) {
-			return nil, nil, false
-		}
-		return ch[0], ch[1], true
+	// late says whether src is computed after the anchor's position (a
+	// leaf's buffer is there from the start).
+	late := func(src, anchor *G.Node) bool {
+		_, bound := p.buf[p.root(src)]
+		return !bound && p.pos[src.ID()] > p.pos[anchor.ID()]
 	}
 	// splitBcast returns the operand broadcast by a chain and the other.
 	splitBcast := func(n *G.Node) (other, src *G.Node, chain []*G.Node, inner, c int, ok bool) {
@@ -168,6 +196,7 @@ func (p *planner) fuse(live []*G.Node) {
 			f := &fusion{kind: "apply", in: base, inner: inner, c: c, out: x, nodes: []string{fmt.Sprintf("%v (broadcast %v)", x.Op(), src.Shape())}}
 			members := append([]*G.Node{x}, chain...)
 			anchor := x
+			uses := [][2]*G.Node{{chain[0], x}}
 			if want == OpAdd {
 				f.bias = src
 				if op, ok := binOf(base); ok && op == OpMul && p.users[base.ID()] == 1 {
@@ -175,6 +204,7 @@ func (p *planner) fuse(live []*G.Node) {
 						f.in, f.scale, anchor = in, ssrc, base
 						members = append(append(members, base), schain...)
 						f.nodes = append([]string{fmt.Sprintf("%v (broadcast %v)", base.Op(), ssrc.Shape())}, f.nodes...)
+						uses = append(uses, [2]*G.Node{schain[0], base})
 					}
 				}
 			} else {
@@ -185,10 +215,35 @@ func (p *planner) fuse(live []*G.Node) {
 				members = append(members, m, r)
 				f.nodes = append(f.nodes, "ReLU")
 			}
-			if p.pos[src.ID()] > p.pos[anchor.ID()] {
+			if late(src, anchor) || f.scale != nil && late(f.scale, anchor) {
 				continue
 			}
 			group(anchor, f, members...)
+			for _, u := range uses {
+				if shared[u[0].ID()] {
+					if used[u[0].ID()] == nil {
+						used[u[0].ID()] = map[int64]bool{}
+					}
+					used[u[0].ID()][u[1].ID()] = true
+				}
+			}
+		}
+	}
+	// A shared broadcast one of whose readers was not fused is computed
+	// after all (with the repeats under it).
+	for id, ok := range shared {
+		if !ok {
+			continue
+		}
+		all := true
+		for _, c := range cons[id] {
+			all = all && used[id][c.ID()]
+		}
+		if all {
+			continue
+		}
+		for cur := p.g.G.Node(id).(*G.Node); kindOf(cur) == "*gorgonia.repeatOp" && p.skip[cur.ID()]; cur = children(p.g.G, cur)[0] {
+			delete(p.skip, cur.ID())
 		}
 	}
 	// Other ReLUs, at the mask's position.

@@ -24,9 +24,13 @@ type GoBackend struct {
 	generic bool // use gonum's SGEMM even where the AVX2 kernel runs
 	pool    par.Pool
 	j       goJobs
+	scratch int // ConvScratch (0: DefaultConvScratch)
 }
 
-var _ Backend = (*GoBackend)(nil)
+var (
+	_ Backend       = (*GoBackend)(nil)
+	_ ConvScratcher = (*GoBackend)(nil)
+)
 
 // goJobs holds one job per kernel kind: the backend runs one kernel at a
 // time, so one of each is enough.
@@ -67,6 +71,19 @@ func NewGoBackend() *GoBackend { return &GoBackend{} }
 // UseGonumGEMM makes the backend use gonum's SGEMM even on CPUs with AVX2
 // and FMA (tests and benchmarks compare the two).
 func (g *GoBackend) UseGonumGEMM() { g.generic = true }
+
+// ConvScratch implements ConvScratcher: DefaultConvScratch, or what
+// SetConvScratch chose.
+func (g *GoBackend) ConvScratch() int {
+	if g.scratch > 0 {
+		return g.scratch
+	}
+	return DefaultConvScratch
+}
+
+// SetConvScratch sets the floats of columns a convolution unfolds at once
+// in programs planned from now on (tests cut the batch into small parts).
+func (g *GoBackend) SetConvScratch(n int) { g.scratch = n }
 
 // Name implements Backend.
 func (g *GoBackend) Name() string { return "cpu" }
@@ -824,10 +841,11 @@ type col2imJob struct {
 
 func (j *col2imJob) Run(_, lo, hi int) { col2im(j.cols, j.x, j.p, lo, hi) }
 
-// Col2im implements Backend (images in parallel).
+// Col2im implements Backend (image planes in parallel: a part of the
+// batch may be one image).
 func (g *GoBackend) Col2im(cols, x Buf, p Conv) {
 	g.j.col2im = col2imJob{cols: g.bufs[cols], x: g.bufs[x], p: p}
-	g.pool.For(p.N, 1, &g.j.col2im)
+	g.pool.For(p.N*p.C, 1, &g.j.col2im)
 }
 
 type swapJob struct {
@@ -1007,32 +1025,31 @@ func im2col(X, C []float32, p Conv, lo, hi int) {
 
 // Col2imCPU writes X from the columns C, adding where windows overlap:
 // the adjoint of Im2colCPU.
-func Col2imCPU(C, X []float32, p Conv) { col2im(C, X, p, 0, p.N) }
+func Col2imCPU(C, X []float32, p Conv) { col2im(C, X, p, 0, p.N*p.C) }
 
-// col2im writes images lo..hi-1.
+// col2im writes the image planes lo..hi-1 (image n, channel c: n·C + c).
 func col2im(C, X []float32, p Conv, lo, hi int) {
 	P, NP := p.PDim(), p.N*p.PDim()
-	clear(X[lo*p.C*p.H*p.W : hi*p.C*p.H*p.W])
-	for n := lo; n < hi; n++ {
-		for c := 0; c < p.C; c++ {
-			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
-			for ky := 0; ky < p.K; ky++ {
-				for kx := 0; kx < p.K; kx++ {
-					row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
-					lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
-					if hi <= lo {
+	clear(X[lo*p.H*p.W : hi*p.H*p.W])
+	for nc := lo; nc < hi; nc++ {
+		n, c := nc/p.C, nc%p.C
+		plane := X[nc*p.H*p.W:][:p.H*p.W]
+		for ky := 0; ky < p.K; ky++ {
+			for kx := 0; kx < p.K; kx++ {
+				row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
+				lo, hi := max(p.Pad-kx, 0), min(p.W+p.Pad-kx, p.OW)
+				if hi <= lo {
+					continue
+				}
+				for oy := 0; oy < p.OH; oy++ {
+					iy := oy + ky - p.Pad
+					if iy < 0 || iy >= p.H {
 						continue
 					}
-					for oy := 0; oy < p.OH; oy++ {
-						iy := oy + ky - p.Pad
-						if iy < 0 || iy >= p.H {
-							continue
-						}
-						src := row[oy*p.OW+lo : oy*p.OW+hi]
-						dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
-						for i, v := range src {
-							dst[i] += v
-						}
+					src := row[oy*p.OW+lo : oy*p.OW+hi]
+					dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
+					for i, v := range src {
+						dst[i] += v
 					}
 				}
 			}

@@ -1,6 +1,9 @@
 package exec
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MemoryReporter is implemented by a backend that knows its device's
 // memory (CUDA): free and total bytes.
@@ -22,13 +25,34 @@ type OverheadReporter interface {
 	MemoryOverhead() int64
 }
 
+// ConvScratcher is implemented by a backend that chooses how much a
+// convolution may unfold at once: the planner runs a convolution on parts
+// of the batch whose columns (KDim × images·P) and forward product
+// (O × images·P) each fit ConvScratch floats, one image at least.
+type ConvScratcher interface {
+	ConvScratch() int
+}
+
+// DefaultConvScratch is the columns' budget, in floats, of a backend that
+// does not choose (4 MiB: a part's columns stay in the CPU's caches
+// between the unfolding and the GEMM).
+const DefaultConvScratch = 1 << 20
+
+func convScratch(be Backend) int {
+	if c, ok := be.(ConvScratcher); ok && c.ConvScratch() > 0 {
+		return c.ConvScratch()
+	}
+	return DefaultConvScratch
+}
+
 // MemoryNeed is the device memory, in bytes, that NewTrainer would
-// allocate for these graphs and optimiser: every buffer the planner makes
-// (parameters, gradients, optimiser state, inputs, activations, the
-// convolutions' columns, workspace), counted by planning on a backend that
-// only counts. The backend's own overhead (OverheadReporter) is not in it.
-func MemoryNeed(train, eval Graph, opt Optim) (int64, error) {
-	var s sizer
+// allocate on be for these graphs and optimiser: every buffer the planner
+// makes (parameters, gradients, optimiser state, inputs, activations, the
+// convolutions' scratch at be's ConvScratch), counted by planning on a
+// backend that only counts. The backend's own overhead (OverheadReporter)
+// is not in it.
+func MemoryNeed(be Backend, train, eval Graph, opt Optim) (int64, error) {
+	s := sizer{scratch: convScratch(be)}
 	if _, err := NewTrainer(&s, train, eval, opt); err != nil {
 		return 0, fmt.Errorf("%w: sizing the plan: %w", ErrExec, err)
 	}
@@ -37,8 +61,60 @@ func MemoryNeed(train, eval Graph, opt Optim) (int64, error) {
 
 // sizer is a Backend that counts the floats allocated and runs nothing.
 type sizer struct {
-	floats int64
-	bufs   int
+	floats  int64
+	bufs    int
+	scratch int
+}
+
+func (s *sizer) ConvScratch() int { return s.scratch }
+
+// spareBuf is a buffer a program leaves free between its runs.
+type spareBuf struct {
+	b Buf
+	n int // floats
+}
+
+// take returns n floats: the smallest spare buffer (another program's,
+// Options.reuse) that holds them, or a new one.
+func (p *planner) take(n int) Buf {
+	best := -1
+	for i, s := range p.spare {
+		if s.n >= n && (best < 0 || s.n < p.spare[best].n) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return p.alloc(n)
+	}
+	s := p.spare[best]
+	p.spare = slices.Delete(p.spare, best, best+1)
+	if s.n == n {
+		return s.b
+	}
+	return p.view(s.b, 0, n)
+}
+
+// leaveSpare lists, in the program, the buffers free between its runs:
+// those of the plan's free lists (every activation and gradient not kept)
+// and the convolutions' scratch. A program planned with Options.reuse
+// takes them before allocating: the evaluation program runs in the
+// training program's memory (the two never run at once: one queue).
+func (p *planner) leaveSpare() {
+	var sp []spareBuf
+	for n, l := range p.free {
+		for _, b := range l {
+			sp = append(sp, spareBuf{b, n})
+		}
+	}
+	sp = append(sp, p.scratchBufs...)
+	sp = append(sp, p.spare...) // what was taken from another program and not used
+	slices.SortFunc(sp, func(a, b spareBuf) int {
+		if a.n != b.n {
+			return a.n - b.n
+		}
+		return int(a.b) - int(b.b)
+	})
+	p.prog.spare = sp
 }
 
 var _ Backend = (*sizer)(nil)

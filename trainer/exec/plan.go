@@ -53,6 +53,10 @@ type Options struct {
 	// Extra floats are kept after the inputs in the input block
 	// (Program.Extra): the optimiser's scalars travel with the batch.
 	Extra int
+	// reuse is a program on the same backend that never runs at the same
+	// time as this one: this one takes its free buffers before
+	// allocating (see leaveSpare).
+	reuse *Program
 }
 
 // Program is a planned graph on a backend.
@@ -82,6 +86,7 @@ type Program struct {
 	Grads                 []Buf // views of GradBlock
 	BNOps                 []NormOp
 	BNRunning             []Buf
+	spare                 []spareBuf // buffers free between runs (leaveSpare)
 	err                   error
 }
 
@@ -106,20 +111,22 @@ type planner struct {
 	gradView map[int64]Buf     // a gradient's root → its view in GradBlock
 	konst    map[int64]G.Value // nodes whose value is known when planning
 	prog     *Program
-	tmpA     Buf
-	tmpB     Buf
-	tmpASz   int
-	tmpBSz   int
 	bnIndex  int
 	bnSave   map[NormOp]Buf
-	cols     map[ConvOp]Buf // a convolution's columns, kept for its gradients
-	tmpT     Buf            // a convolution's output gradient, permuted (O × N·P), shared by its gradients
-	tmpTSz   int
-	tOwner   ConvOp // whose gradient tmpT holds at this point of the plan
-	tDy      int64
-	poolIdx  map[int64]Buf // a max-pool node's winners, kept for its gradient
-	opts     Options
-	err      error
+	// The convolutions' scratch, shared by all of them (see conv): the
+	// columns of one part of the batch (also its image gradient's
+	// columns), the forward product of one part, and one part's output
+	// gradient permuted (O × n·P).
+	cols, tmpA, tmpT Buf
+	budget           int // floats of columns one part may unfold (Backend's ConvScratch)
+	live             []*G.Node
+	spare            []spareBuf // another program's free buffers, to take before allocating
+	scratchBufs      []spareBuf
+	keep             map[ConvOp]bool // convolutions that keep their columns for the filter gradient
+	kept             map[ConvOp]Buf  // and those columns
+	poolIdx          map[int64]Buf   // a max-pool node's winners, kept for its gradient
+	opts             Options
+	err              error
 }
 
 func size(s tensor.Shape) int {
@@ -169,9 +176,12 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	p := &planner{be: be, g: g, buf: map[int64]Buf{}, store: map[int64]int64{}, scalar: map[int64]bool{},
 		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
 		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
-		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{}, cols: map[ConvOp]Buf{},
-		poolIdx: map[int64]Buf{},
-		prog:    &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, tmpA: NoBuf, tmpB: NoBuf, tmpT: NoBuf}
+		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{},
+		poolIdx: map[int64]Buf{}, budget: convScratch(be), keep: map[ConvOp]bool{}, kept: map[ConvOp]Buf{},
+		prog: &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, cols: NoBuf, tmpA: NoBuf, tmpT: NoBuf}
+	if opts.reuse != nil {
+		p.spare = append(p.spare, opts.reuse.spare...)
+	}
 	var live []*G.Node
 	for _, n := range order {
 		if need[n.ID()] {
@@ -182,6 +192,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 			live = append(live, n)
 		}
 	}
+	p.live = live
 	p.bind(live)
 	if p.err != nil {
 		return nil, p.err
@@ -189,6 +200,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 	p.fold(live)
 	p.gradBlock()
 	p.fuse(live)
+	p.scratch(live)
 	for i, n := range live {
 		if p.err != nil {
 			return nil, p.err
@@ -210,19 +222,11 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		return nil, p.err
 	}
 	p.gradCopies()
-	if p.tmpASz > 0 {
-		p.tmpA = p.alloc(p.tmpASz)
-	}
-	if p.tmpBSz > 0 {
-		p.tmpB = p.alloc(p.tmpBSz)
-	}
-	if p.tmpTSz > 0 {
-		p.tmpT = p.alloc(p.tmpTSz)
-	}
 	for _, n := range g.Outputs {
 		p.prog.outputs = append(p.prog.outputs, p.bufOf(n))
 		p.prog.outSize = append(p.prog.outSize, size(n.Shape()))
 	}
+	p.leaveSpare()
 	if p.err == nil {
 		p.err = be.Err()
 	}
@@ -387,8 +391,18 @@ func (p *planner) bind(live []*G.Node) {
 		if kindOf(n) == "gorgonia.sizeOp" {
 			continue // its value is known now: it reads nothing at run time
 		}
-		for _, c := range children(p.g.G, n) {
-			p.last[p.root(c)] = i
+		ins := children(p.g.G, n)
+		// A max-pool's gradient reads only the output gradient (and the
+		// winners its forward pool kept): its input and output need not
+		// live until then.
+		byIdx := kindOf(n) == "*gorgonia.maxPoolDiffOp" && len(ins) == 3
+		if byIdx {
+			_, byIdx = poolOf(n.Op(), ins[0].Shape(), ins[1].Shape())
+		}
+		for j, c := range ins {
+			if !byIdx || j == 2 {
+				p.last[p.root(c)] = i
+			}
 			p.users[c.ID()]++
 		}
 	}
@@ -543,7 +557,7 @@ func (p *planner) out(n *G.Node) Buf {
 		p.buf[n.ID()] = b
 		return b
 	}
-	b := p.alloc(sz)
+	b := p.take(sz)
 	p.buf[n.ID()] = b
 	return b
 }
@@ -696,7 +710,7 @@ func (p *planner) plan(i int, n *G.Node) {
 	case "*gorgonia.maxPoolOp":
 		if pool, ok := poolOf(op, ins[0].Shape(), n.Shape()); ok {
 			out := p.out(n)
-			idx := p.alloc(osz)
+			idx := p.take(osz)
 			p.poolIdx[n.ID()] = idx
 			a := in[0]
 			p.add(op.String(), func() { be.MaxPool(a, out, idx, pool) })
@@ -867,75 +881,225 @@ func convOf(c ConvOp) Conv {
 	return Conv{N: n, C: ch, H: h, W: w, O: o, K: k, Pad: pad, OH: h + 2*pad - k + 1, OW: w + 2*pad - k + 1}
 }
 
-// conv: columns (kept for the gradient), one GEMM for the whole batch, then
-// the permutation to NCHW with the bias and ep's ReLU, written to out (n
-// itself, or the ReLU fused after it).
+// partImages is how many images of g one part of the batch holds: as
+// many as unfold into budget floats (the columns, KDim·P per image, and
+// the forward product, O·P), at least one, spread evenly over the parts.
+func partImages(g Conv, budget int) int {
+	most := max(1, budget/max(max(g.KDim(), g.O)*g.PDim(), 1))
+	parts := (g.N + most - 1) / most
+	return (g.N + parts - 1) / parts
+}
+
+// convPart is one part of a convolution's batch: its geometry (N its
+// images) and views of the buffers it reads and writes.
+type convPart struct {
+	g    Conv
+	img  Buf      // the input images
+	dimg Buf      // their gradient (NoBuf: none)
+	out  Buf      // the output (forward) or the output gradient
+	t    Buf      // the output gradient permuted, O × n·P: tmpT, or out itself for one image
+	swap bool     // t is tmpT: permute into it first
+	ep   Epilogue // forward: ep with the part's view of the mask
+	beta float32  // filter gradient: 0 for the first part, then 1 (the parts add up)
+}
+
+// parts cuts a convolution's batch into parts: img, dimg and out are the
+// whole batch's buffers (dimg NoBuf when unused); ep (forward) is the
+// epilogue, whose mask is cut with out.
+func (p *planner) parts(g Conv, img, dimg, out Buf, ep Epilogue) []convPart {
+	b := partImages(g, p.budget)
+	isz, osz := g.C*g.H*g.W, g.O*g.PDim()
+	cut := func(whole Buf, n0, n, sz int) Buf {
+		if whole == NoBuf || n == g.N { // one part uses the buffers
+			return whole
+		}
+		return p.view(whole, n0*sz, n*sz)
+	}
+	var ps []convPart
+	for n0 := 0; n0 < g.N; n0 += b {
+		pg := g
+		pg.N = min(b, g.N-n0)
+		pt := convPart{g: pg, img: cut(img, n0, pg.N, isz), dimg: cut(dimg, n0, pg.N, isz), out: cut(out, n0, pg.N, osz),
+			t: p.tmpT, swap: true, ep: ep, beta: 1}
+		pt.ep.Mask = cut(ep.Mask, n0, pg.N, osz)
+		if pg.N == 1 { // one image's output gradient is O × P already
+			pt.t, pt.swap = pt.out, false
+		}
+		if n0 == 0 {
+			pt.beta = 0
+		}
+		ps = append(ps, pt)
+	}
+	return ps
+}
+
+// scratch sizes and allocates the convolutions' scratch before the steps
+// are planned (their parts take views of it): the columns and the forward
+// product of the largest part, and the permuted output gradient of the
+// largest batch. A convolution runs part by part (see conv), so the
+// columns never hold the whole batch: at 48×48 a 32-channel layer's
+// columns are 2.6 MB an image, 170 MB for a batch of 64. A convolution
+// whose batch is one part keeps its columns (at most the budget) for its
+// filter gradient, which then need not unfold the images again.
+func (p *planner) scratch(live []*G.Node) {
+	var cols, a, t int
+	for _, n := range live {
+		if op, ok := n.Op().(ConvGradOp); ok && !p.skip[n.ID()] && op.ConvGradWhich() == 1 {
+			if g := convOf(op.ConvForward()); partImages(g, p.budget) == g.N {
+				p.keep[op.ConvForward()] = true
+			}
+		}
+	}
+	for _, n := range live {
+		if p.skip[n.ID()] || n.Op() == nil {
+			continue
+		}
+		switch op := n.Op().(type) {
+		case ConvOp:
+			g := convOf(op)
+			b := partImages(g, p.budget)
+			cols, a = max(cols, g.KDim()*b*g.PDim()), max(a, g.O*b*g.PDim())
+		case ConvGradOp:
+			g := convOf(op.ConvForward())
+			if op.ConvGradWhich() == 2 {
+				continue
+			}
+			b := partImages(g, p.budget)
+			cols = max(cols, g.KDim()*b*g.PDim())
+			if b > 1 {
+				t = max(t, g.O*b*g.PDim())
+			}
+		}
+	}
+	for _, s := range []struct {
+		b *Buf
+		n int
+	}{{&p.cols, cols}, {&p.tmpA, a}, {&p.tmpT, t}} {
+		if s.n > 0 {
+			*s.b = p.take(s.n)
+			p.scratchBufs = append(p.scratchBufs, spareBuf{*s.b, s.n})
+		}
+	}
+}
+
+// conv runs a convolution part by part (partImages): the part's columns,
+// one GEMM, then the permutation to NCHW with the bias and ep's ReLU,
+// written to out (n itself, or the ReLU fused after it). The columns are
+// not kept: the filter gradient unfolds the images again.
 func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epilogue) {
 	g := convOf(c)
-	NP := g.N * g.PDim()
-	cols := p.alloc(g.KDim() * NP)
-	p.cols[c] = cols
-	p.tmpASz = max(p.tmpASz, g.O*NP)
 	o := p.out(out)
 	x, w := in[0], in[1]
 	ep.Inner, ep.C = g.PDim(), g.O
 	if len(in) == 3 {
 		ep.Bias = in[2]
 	}
-	pp := p
+	ps := p.parts(g, x, NoBuf, o, ep)
+	be, cols, tmpA, P := p.be, p.cols, p.tmpA, g.PDim()
+	if p.keep[c] {
+		cols = p.alloc(g.KDim() * g.N * P)
+		p.kept[c] = cols
+	}
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
-		be := pp.be
-		be.Im2col(x, cols, g)
-		be.Gemm(false, false, g.O, NP, g.KDim(), w, cols, pp.tmpA, 0)
-		be.Swap01(pp.tmpA, o, g.O, g.N, g.PDim(), ep)
+		for k := range ps {
+			pt := &ps[k]
+			be.Im2col(pt.img, cols, pt.g)
+			be.Gemm(false, false, g.O, pt.g.N*P, g.KDim(), w, cols, tmpA, 0)
+			be.Swap01(tmpA, pt.out, g.O, pt.g.N, P, pt.ep)
+		}
 	})
 	p.release(i, n)
 }
 
-// convGrad plans one of a convolution's gradients. The image and filter
-// gradients read the output gradient permuted to O × N·P in a buffer all
-// convolutions share: the permutation is computed again only when another
-// convolution's gradient used the buffer in between (gorgonia orders a
-// convolution's gradients together). The bias gradient sums the output
-// gradient per channel directly.
+// convGrad plans a convolution's gradients, part by part. The image and
+// filter gradients read the output gradient permuted to O × n·P per part;
+// when the convolution's other gradient is the next node (gorgonia orders
+// a convolution's gradients together), both run in one step and share the
+// permutation. The filter gradient unfolds each part's images again (unless
+// the forward pass kept the columns) and adds the parts' products; the bias
+// gradient sums the output gradient per channel directly.
 func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
-	g := convOf(c.ConvForward())
-	NP := g.N * g.PDim()
-	cols, planned := p.cols[c.ConvForward()]
+	fwd := c.ConvForward()
+	g := convOf(fwd)
 	which := c.ConvGradWhich()
-	if which == 1 && !planned {
-		p.fail("the gradient %v has no forward convolution", n.Op())
-		return
-	}
-	if which == 0 {
-		p.tmpBSz = max(p.tmpBSz, g.KDim()*NP)
-	}
 	out := p.out(n)
-	w, dy := in[1], in[2]
-	dyNode := p.root(children(p.g.G, n)[2])
-	pp := p
+	x, w, dy := in[0], in[1], in[2]
+	be := p.be
 	if which == 2 {
-		p.add(fmt.Sprintf("%v", n.Op()), func() { pp.be.SumKeep(dy, out, g.N, g.O, g.PDim()) })
+		p.add(fmt.Sprintf("%v", n.Op()), func() { be.SumKeep(dy, out, g.N, g.O, g.PDim()) })
 		p.release(i, n)
 		return
 	}
-	swap := p.tOwner != c.ConvForward() || p.tDy != dyNode
-	p.tOwner, p.tDy = c.ConvForward(), dyNode
-	p.tmpTSz = max(p.tmpTSz, g.O*NP)
-	p.add(fmt.Sprintf("%v", n.Op()), func() {
-		be := pp.be
-		if swap {
-			be.Swap01(dy, pp.tmpT, g.N, g.O, g.PDim(), Plain()) // dY' = O × N·P
+	dx, dw := NoBuf, NoBuf
+	if which == 0 {
+		dx = out
+	} else {
+		dw = out
+	}
+	name := fmt.Sprintf("%v", n.Op())
+	if m := p.pairOf(i, n, c); m != nil {
+		p.skip[m.ID()] = true // released at its position
+		if which == 0 {
+			dw = p.out(m)
+		} else {
+			dx = p.out(m)
 		}
-		switch which {
-		case 0:
-			be.Gemm(true, false, g.KDim(), NP, g.O, w, pp.tmpT, pp.tmpB, 0)
-			be.Col2im(pp.tmpB, out, g)
-		case 1:
-			be.Gemm(false, true, g.O, g.KDim(), NP, pp.tmpT, cols, out, 0)
+		name += " + " + fmt.Sprintf("%v", m.Op())
+	}
+	cols, kept, unfold := p.cols, NoBuf, true
+	if dw != NoBuf && p.keep[fwd] {
+		k, ok := p.kept[fwd]
+		if !ok {
+			p.fail("the gradient %v has no forward convolution", n.Op())
+			return
+		}
+		kept, unfold = k, false
+	}
+	ps := p.parts(g, x, dx, dy, Plain())
+	P, KD := g.PDim(), g.KDim()
+	p.add(name, func() {
+		for k := range ps {
+			pt := &ps[k]
+			nP := pt.g.N * P
+			if pt.swap {
+				be.Swap01(pt.out, pt.t, pt.g.N, g.O, P, Plain()) // dY' = O × n·P
+			}
+			if dx != NoBuf {
+				be.Gemm(true, false, KD, nP, g.O, w, pt.t, cols, 0)
+				be.Col2im(cols, pt.dimg, pt.g)
+			}
+			if dw != NoBuf {
+				if unfold {
+					be.Im2col(pt.img, cols, pt.g)
+					be.Gemm(false, true, g.O, KD, nP, pt.t, cols, dw, pt.beta)
+				} else {
+					be.Gemm(false, true, g.O, KD, nP, pt.t, kept, dw, pt.beta)
+				}
+			}
 		}
 	})
 	p.release(i, n)
+}
+
+// pairOf returns the convolution's other gradient (image or filter) when
+// it is the node after n and reads the same output gradient.
+func (p *planner) pairOf(i int, n *G.Node, c ConvGradOp) *G.Node {
+	if i+1 >= len(p.live) {
+		return nil
+	}
+	m := p.live[i+1]
+	mc, ok := m.Op().(ConvGradOp)
+	if !ok || mc.ConvForward() != c.ConvForward() || mc.ConvGradWhich()+c.ConvGradWhich() != 1 || p.skip[m.ID()] || p.fused[m.ID()] != nil {
+		return nil
+	}
+	if _, bound := p.buf[m.ID()]; bound {
+		return nil
+	}
+	a, b := children(p.g.G, n), children(p.g.G, m)
+	if len(a) != 3 || len(b) != 3 || p.root(a[2]) != p.root(b[2]) || p.root(a[0]) != p.root(b[0]) || p.root(a[1]) != p.root(b[1]) {
+		return nil
+	}
+	return m
 }
 
 // fallback runs an op the executor does not know through gorgonia on the

@@ -75,7 +75,7 @@ func NewTrainer(be Backend, train, eval Graph, opt Optim) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep, err := Compile(be, eval, Options{Params: tp.Params, BNRunning: tp.BNRunning})
+	ep, err := Compile(be, eval, Options{Params: tp.Params, BNRunning: tp.BNRunning, reuse: tp})
 	if err != nil {
 		return nil, err
 	}
