@@ -404,7 +404,7 @@ func findingCard(f gpu.Finding, later func(func())) fyne.CanvasObject {
 		if s.Command != "" {
 			cmd := s.Command
 			entry := widget.NewLabelWithStyle(cmd, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			entry.Wrapping = fyne.TextWrapBreak
+			entry.Wrapping = fyne.TextWrapWord // at spaces: a command is copied, so never split inside a token
 			copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), nil)
 			copyBtn.OnTapped = func() {
 				if app := fyne.CurrentApp(); app != nil {

@@ -28,7 +28,32 @@ import (
 
 // goldenRoot is where the golden walk keeps its dataset and runs: a fixed
 // path, because the window shows it.
-var goldenRoot = filepath.Join(os.TempDir(), "gpuwizard-golden")
+const goldenRoot = "/tmp/gpuwizard-golden"
+
+// lockGoldenRoot makes goldenRoot for this test alone: another test binary
+// (another checkout's) may be using it; one older than 5 minutes is stale.
+func lockGoldenRoot(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := os.Mkdir(goldenRoot, 0o755)
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(goldenRoot) })
+			return
+		}
+		if !os.IsExist(err) {
+			t.Skipf("no %s: %v", goldenRoot, err)
+		}
+		if st, err := os.Stat(goldenRoot); err == nil && time.Since(st.ModTime()) > 5*time.Minute {
+			os.RemoveAll(goldenRoot)
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s stays in use", goldenRoot)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
 
 // writeLongDataset writes 10 class folders with tools/mkdataset's long
 // names, each with n 28×28 grey images (stripes and blobs).
@@ -131,10 +156,7 @@ func goldenRuns(project string) ([]trainer.RunInfo, error) {
 // fyne's test.AssertImageMatches writes a missing golden file: delete the
 // files under testdata/golden to write them again).
 func TestGoldenSteps(t *testing.T) {
-	if err := os.RemoveAll(goldenRoot); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(goldenRoot) })
+	lockGoldenRoot(t)
 	ds := filepath.Join(goldenRoot, "fashion")
 	writeLongDataset(t, ds, 6)
 	for _, machine := range []string{"nogpu", "dgxa100"} {

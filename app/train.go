@@ -256,6 +256,22 @@ func (v *trainView) begin() {
 	})
 }
 
+// deviceMiB is the memory of CUDA device dev ("cuda:1") as the check saw
+// it; 0 when unknown.
+func (v *trainView) deviceMiB(dev string) int {
+	r := v.wz.report
+	n, err := trainer.CUDAOrdinal(dev)
+	if r == nil || r.Facts == nil || err != nil || !strings.HasPrefix(dev, "cuda") {
+		return 0
+	}
+	for _, g := range r.Facts.NVML.GPUs {
+		if g.Index == n {
+			return int(g.MemoryTotalMiB)
+		}
+	}
+	return 0
+}
+
 // showGPU shows or hides the NVML charts.
 func (v *trainView) showGPU(on bool) {
 	if on == v.gpuRow.Visible() {
@@ -324,6 +340,10 @@ func (v *trainView) apply(evs []trainer.Event) {
 			}
 			// NVML's charts only mean something on a GPU.
 			v.showGPU(ev.Device != "" && ev.Device != "cpu")
+			v.gpuMem.Title = "GPU memory MiB"
+			if total := v.deviceMiB(ev.Device); total > 0 { // the device's total, in the title
+				v.gpuMem.Title = fmt.Sprintf("GPU memory MiB (of %d)", total)
+			}
 		case trainer.EventLog:
 			v.logf("%s", strings.TrimRight(ev.Message, "\n"))
 		case trainer.EventStep:
