@@ -290,6 +290,7 @@ func (v *settingsView) preset(name string) {
 	}
 	c.Project = v.wz.cfg.Project
 	v.set(c)
+	v.changed("epochs") // the estimate follows the preset
 }
 
 func (v *settingsView) enter() {
