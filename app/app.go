@@ -6,9 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -26,17 +29,39 @@ import (
 	"gpuwizard/trainer/data"
 )
 
+const appID = "io.gpuwizard.app"
+
+// seedPreferences writes an empty JSON object where Fyne keeps the
+// preferences when there is no file yet (or an empty one). Fyne watches
+// that folder and reloads on every change, and its first save creates the
+// file empty before writing it: the reload then read nothing and logged
+// "Preferences load error: EOF" on every first start.
+func seedPreferences(id string) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return
+	}
+	p := filepath.Join(dir, "fyne", id, "preferences.json")
+	if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o700) == nil {
+		os.WriteFile(p, []byte("{}\n"), 0o600)
+	}
+}
+
 // Checker runs the doctor; tests pass a fake.
 type Checker func(ctx context.Context) (gpu.Report, error)
 
 // Run opens the main window and blocks until it is closed.
 func Run(ctx context.Context) error {
-	a := fyneapp.NewWithID("io.gpuwizard.app")
+	seedPreferences(appID)
+	a := fyneapp.NewWithID(appID)
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow("gpuwizard")
 	wz := newWizard(ctx, a, w, LiveDeps())
 	w.SetContent(wz.content)
-	w.Resize(fyne.NewSize(1100, 760))
+	w.Resize(fyne.NewSize(1100, 720))
 	w.SetCloseIntercept(func() { wz.confirmClose() })
 	w.ShowAndRun()
 	return nil
@@ -84,7 +109,54 @@ func LiveDeps() Deps {
 			d.SetFileName(name)
 			d.Show()
 		},
+		ExportTo: func(w fyne.Window, name string, done func(string)) {
+			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+				if err != nil || wc == nil {
+					done("")
+					return
+				}
+				wc.Close()
+				// The dialog created an empty file of that name: the
+				// export is a folder, made by renaming at the end.
+				removeEmptyFile(wc.URI().Path())
+				done(wc.URI().Path())
+			}, w)
+			d.SetFileName(name)
+			d.Show()
+		},
+		Confirm: func(w fyne.Window, title, message string, done func(bool)) {
+			dialog.ShowConfirm(title, message, done, w)
+		},
+		OpenFolder:   openWithDesktop,
+		SettingsFile: settingsFile(),
 	}
+}
+
+// openWithDesktop opens path with xdg-open (open on macOS, explorer on
+// Windows) and says why when it cannot: no such program, or it failed.
+func openWithDesktop(path string) error {
+	name := "xdg-open"
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		name = "explorer"
+	}
+	bin, err := osexec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("%s is not installed, so no file manager can be asked to open it: %w", name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := osexec.CommandContext(ctx, bin, path).CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg != "" {
+			return fmt.Errorf("%s failed: %s (%w)", name, msg, err)
+		}
+		return fmt.Errorf("%s failed: %w", name, err)
+	}
+	return nil
 }
 
 // confirmClose asks before closing the window during training, then stops
@@ -114,6 +186,7 @@ type checkView struct {
 	last     *gpu.Report  // the report on screen
 	do       func(func()) // runs on the UI goroutine; nil: fyne.DoAndWait
 	busy     bool
+	deepRun  bool          // the running check is the deep one
 	report   *widget.Entry // a report pasted from another machine
 	source   *widget.Label // what the findings below are about
 	verdict  *widget.Label
@@ -187,7 +260,7 @@ func (c *checkView) ui(f func()) {
 }
 
 func (c *checkView) run() {
-	c.runWith(c.check, "Checking the GPU, driver, CUDA and Python frameworks…")
+	c.runWith(c.check, "Checking the GPU, driver, CUDA and Python frameworks…", false)
 }
 
 // runDeep runs the deep check (seconds to a minute) in the background.
@@ -195,16 +268,16 @@ func (c *checkView) runDeep() {
 	if c.deep == nil {
 		return
 	}
-	c.runWith(c.deep, "Deep check: running a matmul and a convolution on each GPU through every Python with torch…")
+	c.runWith(c.deep, "Deep check: running a matmul and a convolution on each GPU through every Python with torch…", true)
 }
 
 func (c *checkView) running() bool { return c.busy }
 
-func (c *checkView) runWith(check Checker, what string) {
+func (c *checkView) runWith(check Checker, what string, deep bool) {
 	if c.busy || check == nil {
 		return
 	}
-	c.busy = true
+	c.busy, c.deepRun = true, deep
 	c.source.SetText("This machine")
 	c.verdict.SetText(what)
 	c.verdict.Importance = widget.MediumImportance
@@ -221,11 +294,28 @@ func (c *checkView) runWith(check Checker, what string) {
 			c.busy = false
 			c.deepBtn.Enable()
 			c.show(rep, err)
+			if c.deepRun && err == nil {
+				c.source.SetText("This machine, deep check: " + deepSummary(rep))
+			}
+			c.deepRun = false
 			if err == nil && c.onReport != nil {
 				c.onReport(rep)
 			}
 		})
 	}()
+}
+
+// deepSummary says what the deep check ran, or that it ran nothing (no
+// Python with torch was found).
+func deepSummary(rep gpu.Report) string {
+	if rep.Facts == nil || len(rep.Facts.Deep) == 0 {
+		return "nothing ran: no Python interpreter with PyTorch was found, so no GPU work could be tried (the findings below are the ordinary check's)."
+	}
+	n := 0
+	for _, d := range rep.Facts.Deep {
+		n += len(d.Devices)
+	}
+	return fmt.Sprintf("ran in %d Python interpreter(s) with PyTorch, on %d GPU(s); its findings are below.", len(rep.Facts.Deep), n)
 }
 
 // save writes the report on screen as Markdown and JSON side by side.
@@ -271,7 +361,7 @@ func (c *checkView) show(rep gpu.Report, err error) {
 	}
 	c.verdict.Refresh()
 	for _, f := range rep.Findings {
-		c.list.Add(findingCard(f))
+		c.list.Add(findingCard(f, c.later))
 	}
 }
 
@@ -288,8 +378,14 @@ func severityIcon(s gpu.Severity) fyne.Resource {
 	return theme.NewPrimaryThemedResource(theme.InfoIcon())
 }
 
-// findingCard shows one finding: its title, evidence and fix.
-func findingCard(f gpu.Finding) fyne.CanvasObject {
+// later runs f on the UI goroutine two seconds from now.
+func (c *checkView) later(f func()) {
+	time.AfterFunc(2*time.Second, func() { c.ui(f) })
+}
+
+// findingCard shows one finding: its title, evidence and fix. later
+// schedules the copy buttons' return from "Copied".
+func findingCard(f gpu.Finding, later func(func())) fyne.CanvasObject {
 	head := widget.NewLabelWithStyle(f.Title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	head.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox()
@@ -308,12 +404,20 @@ func findingCard(f gpu.Finding) fyne.CanvasObject {
 		if s.Command != "" {
 			cmd := s.Command
 			entry := widget.NewLabelWithStyle(cmd, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-			entry.Wrapping = fyne.TextWrapBreak
-			copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
+			entry.Wrapping = fyne.TextWrapWord // at spaces: a command is copied, so never split inside a token
+			copyBtn := widget.NewButtonWithIcon("", theme.ContentCopyIcon(), nil)
+			copyBtn.OnTapped = func() {
 				if app := fyne.CurrentApp(); app != nil {
 					app.Clipboard().SetContent(cmd)
 				}
-			})
+				// Say so for two seconds.
+				copyBtn.SetText("Copied")
+				copyBtn.SetIcon(theme.ConfirmIcon())
+				later(func() {
+					copyBtn.SetText("")
+					copyBtn.SetIcon(theme.ContentCopyIcon())
+				})
+			}
 			body.Add(container.NewBorder(nil, nil, nil, copyBtn, entry))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"gpuwizard/cli"
@@ -78,5 +79,58 @@ func TestCheckViewDiagnosesPastedReport(t *testing.T) {
 	c.diagnosePaste()
 	if c.verdict.Text != "Paste a report into the box first." {
 		t.Fatalf("empty paste: %q", c.verdict.Text)
+	}
+}
+
+// TestCopyButtonSaysCopied: a fix's copy button copies the command and
+// says so.
+func TestCopyButtonSaysCopied(t *testing.T) {
+	a := test.NewTempApp(t)
+	var restore func()
+	card := findingCard(gpu.Finding{ID: "x", Severity: gpu.SevError, Title: "T", Fix: []gpu.Step{{Command: "sudo reboot"}}}, func(f func()) { restore = f })
+	test.NewTempWindow(t, card)
+	var btn *widget.Button
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch w := o.(type) {
+		case *widget.Button:
+			if w.Icon != nil && w.Icon.Name() == theme.ContentCopyIcon().Name() {
+				btn = w
+			}
+		case *fyne.Container:
+			for _, c := range w.Objects {
+				walk(c)
+			}
+		case *widget.Card:
+			walk(w.Content)
+		}
+	}
+	walk(card)
+	if btn == nil {
+		t.Fatal("no copy button")
+	}
+	test.Tap(btn)
+	if got := a.Clipboard().Content(); got != "sudo reboot" || btn.Text != "Copied" || restore == nil {
+		t.Fatalf("clipboard %q, button %q", got, btn.Text)
+	}
+	restore()
+	if btn.Text != "" {
+		t.Fatalf("after a while the button says %q", btn.Text)
+	}
+}
+
+// TestDeepCheckSaysWhenNothingRan: without a Python with torch the deep
+// check says it ran nothing.
+func TestDeepCheckSaysWhenNothingRan(t *testing.T) {
+	test.NewTempApp(t)
+	c := newCheckView(context.Background(), func(ctx context.Context) (gpu.Report, error) { return gpu.Report{}, nil })
+	c.deep = func(ctx context.Context) (gpu.Report, error) {
+		return gpu.Report{Verdict: "Not ready", Facts: &gpu.Facts{}}, nil
+	}
+	test.NewTempWindow(t, c.content)
+	c.runDeep()
+	c.wg.Wait()
+	if !strings.Contains(c.source.Text, "nothing ran") {
+		t.Fatalf("source %q", c.source.Text)
 	}
 }

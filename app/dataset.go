@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -28,20 +30,24 @@ type datasetView struct {
 	loading  bool
 	err      error
 	detected string
+	typed    *widget.Entry
+	body     *fyne.Container
+	top      *fyne.Container
+	scroll   *container.Scroll
 	content  fyne.CanvasObject
 }
 
 func newDatasetView(wz *wizard) *datasetView {
 	v := &datasetView{wz: wz}
 	v.path = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	v.path.Wrapping = fyne.TextWrapBreak
+	v.path.Wrapping = fyne.TextWrapWord
 	v.format = widget.NewLabel("")
 	v.format.Wrapping = fyne.TextWrapWord
 	v.lint = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	v.lint.Wrapping = fyne.TextWrapBreak
+	v.lint.Wrapping = fyne.TextWrapWord // at spaces: never inside a path or a number
 	v.progress = widget.NewProgressBarInfinite()
 	v.progress.Hide()
-	v.samples = container.NewGridWrap(fyne.NewSize(84, 104))
+	v.samples = container.NewGridWrap(fyne.NewSize(124, 132))
 	folder := widget.NewButtonWithIcon("Choose folder…", theme.FolderOpenIcon(), func() {
 		if wz.deps.PickFolder != nil {
 			wz.deps.PickFolder(wz.win, func(p string) {
@@ -61,14 +67,25 @@ func newDatasetView(wz *wizard) *datasetView {
 		}
 	})
 	builtin := widget.NewButtonWithIcon("Use the built-in dataset", theme.HomeIcon(), func() { v.load(data.Builtin) })
+	// A path typed or pasted (Enter loads it): quicker than a dialog when
+	// the path is known, and the way in where the dialog cannot reach.
+	v.typed = widget.NewEntry()
+	v.typed.SetPlaceHolder("or type a folder or file path and press Enter")
+	v.typed.OnSubmitted = func(p string) {
+		if p = strings.TrimSpace(p); p != "" {
+			v.load(expandHome(p))
+		}
+	}
 	help := widget.NewLabel("Your images: one folder per class (cats/, dogs/ …), optionally inside train/ and val/ folders; or MNIST IDX files, CIFAR-10 batches. A YOLO data.yaml or a COCO .json is checked here; training on it comes later.")
 	help.Wrapping = fyne.TextWrapWord
 	help.Importance = widget.LowImportance
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Which images should the model learn?", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(builtin, folder, file), help, v.path, v.format, v.progress)
-	body := container.NewVBox(v.lint, widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
-	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(body))
+		container.NewBorder(nil, nil, container.NewHBox(builtin, folder, file), nil, v.typed), help, v.path, v.format, v.progress)
+	v.body = container.NewVBox(v.lint, widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
+	v.scroll = container.NewVScroll(v.body)
+	v.top = top
+	v.content = container.NewBorder(top, nil, nil, nil, v.scroll)
 	return v
 }
 
@@ -162,6 +179,27 @@ func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.L
 			v.samples.Add(o)
 		}
 	}
+	relayout(v.top, v.body, v.scroll, v.content)
+}
+
+// relayout lays containers out again after their contents changed size
+// (wrapped text that got longer, rows added), innermost first.
+func relayout(objs ...fyne.CanvasObject) {
+	for _, o := range objs {
+		if o != nil {
+			o.Refresh()
+		}
+	}
+}
+
+// expandHome turns a leading ~ into the home folder.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
 }
 
 func pathLabel(p string) string {
@@ -187,10 +225,12 @@ func sampleGrid(ds *data.Dataset, n int) []fyne.CanvasObject {
 				img := canvas.NewImageFromImage(toImage(ds, ds.Train, byClass[c][k]))
 				img.FillMode = canvas.ImageFillContain
 				img.ScaleMode = canvas.ImageScalePixels
-				img.SetMinSize(fyne.NewSize(80, 80))
+				img.SetMinSize(fyne.NewSize(72, 72))
+				// Long class names wrap at words over two lines.
 				lbl := widget.NewLabelWithStyle(ds.Classes[c], fyne.TextAlignCenter, fyne.TextStyle{})
-				lbl.Truncation = fyne.TextTruncateEllipsis
-				out = append(out, container.NewBorder(nil, lbl, nil, nil, img))
+				lbl.Wrapping = fyne.TextWrapWord
+				lbl.SizeName = theme.SizeNameCaptionText
+				out = append(out, container.NewBorder(img, nil, nil, nil, lbl))
 				added = true
 			}
 		}

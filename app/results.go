@@ -1,9 +1,9 @@
 package app
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"net/url"
+	"image"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,13 +12,16 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"gpuwizard/trainer"
 )
 
-// resultsView is the Results step.
+// resultsView is the Results step: the metrics of the run in wz.result (a
+// finished run's results.json, or a stopped run's best checkpoint,
+// evaluated once), and what can be done with the run.
 type resultsView struct {
 	wz        *wizard
 	summary   *widget.Label
@@ -29,6 +32,13 @@ type resultsView struct {
 	tryOut    *widget.Label
 	more      *widget.Entry
 	resumeBtn *widget.Button
+	moreBtn   *widget.Button
+	exportBtn *widget.Button
+	deleteBtn *widget.Button
+	info      *trainer.RunInfo // what the run folder says (nil until read)
+	gen       int              // the enter generation: late answers of an older one are dropped
+	body      *fyne.Container
+	scroll    *container.Scroll
 	content   fyne.CanvasObject
 }
 
@@ -38,105 +48,221 @@ func newResultsView(wz *wizard) *resultsView {
 	v.summary.Wrapping = fyne.TextWrapWord
 	v.table = container.NewVBox()
 	v.confuse = container.NewVBox()
-	v.samples = container.NewGridWrap(fyne.NewSize(84, 104))
+	v.samples = container.NewGridWrap(fyne.NewSize(176, 150))
 	v.folder = widget.NewLabel("")
-	v.folder.Wrapping = fyne.TextWrapBreak
+	v.folder.Wrapping = fyne.TextWrapWord
 	v.tryOut = widget.NewLabel("")
 	v.tryOut.Wrapping = fyne.TextWrapWord
+	v.tryOut.Hide()
 	v.more = widget.NewEntry()
 	v.more.SetText("5")
 	v.more.Validator = intValidator("epochs", 1, 10000)
 	open := widget.NewButtonWithIcon("Open folder", theme.FolderOpenIcon(), func() {
 		if wz.result != nil {
-			abs, _ := filepath.Abs(wz.result.RunDir)
-			wz.app.OpenURL(&url.URL{Scheme: "file", Path: abs})
+			wz.openFolder(wz.result.RunDir)
 		}
 	})
 	try := widget.NewButtonWithIcon("Try an image…", theme.FileImageIcon(), v.tryImage)
 	v.resumeBtn = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { v.again(0) })
-	resume := v.resumeBtn
-	more := widget.NewButtonWithIcon("Train more epochs", theme.ContentAddIcon(), func() {
+	v.moreBtn = widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
 		if err := v.more.Validate(); err != nil {
 			wz.status.SetText(err.Error())
 			return
 		}
-		n, _ := strconv.Atoi(v.more.Text)
+		n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
 		v.again(n)
 	})
-	export := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), v.export)
-	actions := container.NewHBox(open, try, resume, widget.NewLabel("or"), more, container.NewGridWrap(fyne.NewSize(60, 36), v.more), export)
-	tables := container.NewHBox(
-		container.NewVBox(widget.NewLabelWithStyle("Per class (best model)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.table),
-		widget.NewSeparator(),
-		container.NewVBox(widget.NewLabelWithStyle("Confusion matrix (rows: true, columns: predicted)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.confuse))
-	body := container.NewVBox(v.summary, v.folder, actions, v.tryOut, tables,
-		widget.NewLabelWithStyle("Sample predictions (✔ right, ✖ wrong)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
-	v.content = container.NewVScroll(body)
+	v.exportBtn = widget.NewButtonWithIcon("Export…", theme.UploadIcon(), v.export)
+	v.deleteBtn = widget.NewButtonWithIcon("Delete…", theme.DeleteIcon(), v.remove)
+	runs := widget.NewButtonWithIcon("All runs", theme.ListIcon(), wz.showRuns)
+	actions := container.NewHBox(v.resumeBtn, v.moreBtn, container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+		widget.NewSeparator(), try, open, v.exportBtn, v.deleteBtn, widget.NewSeparator(), runs)
+	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut,
+		bold("Per class (best model)"), v.table,
+		bold("Confusion matrix (rows: true class, columns: predicted class, by number)"), v.confuse,
+		bold("Sample predictions (✔ right, ✖ wrong)"), v.samples)
+	// Both ways: a table wider than the window scrolls instead of
+	// widening it.
+	v.scroll = container.NewScroll(v.body)
+	v.content = v.scroll
 	return v
 }
 
+// enter shows wz.result. A run without metrics (stopped, or opened from
+// the Runs view) is evaluated from its best checkpoint in the background.
 func (v *resultsView) enter() {
+	v.gen++
+	gen := v.gen
 	res := v.wz.result
 	v.table.RemoveAll()
 	v.confuse.RemoveAll()
 	v.samples.RemoveAll()
-	v.tryOut.SetText("")
+	v.say("")
+	v.folder.SetText("")
+	v.info = nil
+	for _, b := range []*widget.Button{v.resumeBtn, v.moreBtn, v.exportBtn, v.deleteBtn} {
+		b.Disable()
+	}
 	if res == nil {
-		v.summary.SetText("No results yet: train a model first.")
+		v.summary.SetText("No results yet: train a model first, or open a run from All runs.")
+		v.relayout()
 		return
 	}
-	if res.Stopped == "stopped by the user" {
+	v.folder.SetText("Run folder: " + res.RunDir)
+	if res.Stopped != "" {
+		v.resumeBtn.Enable()
+	}
+	v.wz.background(func() {
+		info, err := trainer.ReadRun(res.RunDir)
+		v.wz.ui(func() {
+			if gen != v.gen || err != nil {
+				return
+			}
+			v.info = &info
+			v.showActions()
+		})
+	})
+	if res.Test == nil && res.Val == nil {
+		v.summary.SetText(fmt.Sprintf("The run stopped after %d epoch(s). Evaluating its best checkpoint on the validation images…", res.Epochs))
+		v.relayout()
+		v.wz.background(func() {
+			full, err := v.wz.deps.RunResults(v.wz.ctx, res.RunDir)
+			v.wz.ui(func() {
+				if gen != v.gen {
+					return
+				}
+				if err != nil {
+					v.summary.SetText(fmt.Sprintf("The run stopped after %d epoch(s), before its first checkpoint, so there is nothing to evaluate: resume it. (%v)", res.Epochs, err))
+					v.relayout()
+					return
+				}
+				if full.Stopped == "" {
+					full.Stopped = res.Stopped
+				}
+				v.wz.result = full
+				v.show(full)
+			})
+		})
+		return
+	}
+	v.show(res)
+}
+
+// say shows a line under the actions (hidden when empty).
+func (v *resultsView) say(text string) {
+	v.tryOut.SetText(text)
+	if text == "" {
+		v.tryOut.Hide()
+	} else {
+		v.tryOut.Show()
+	}
+	relayout(v.body, v.scroll)
+}
+
+// relayout lays the page out again after its contents changed.
+func (v *resultsView) relayout() { relayout(v.table, v.confuse, v.samples, v.body, v.scroll) }
+
+// showActions enables what the run folder allows.
+func (v *resultsView) showActions() {
+	in := v.info
+	if in.CanResume {
 		v.resumeBtn.Enable()
 	} else {
 		v.resumeBtn.Disable()
 	}
+	if in.CanExtend {
+		v.moreBtn.Enable()
+	} else {
+		v.moreBtn.Disable()
+	}
+	v.exportBtn.Enable()
+	if in.State != trainer.RunRunning {
+		v.deleteBtn.Enable()
+	}
+}
+
+// show fills the tables from a run's metrics.
+func (v *resultsView) show(res *trainer.Result) {
 	m := res.Test
 	split := "test"
 	if m == nil {
 		m, split = res.Val, "validation"
 	}
 	if m == nil {
-		v.summary.SetText(fmt.Sprintf("The run stopped after %d epochs, before any result: resume it.", res.Epochs))
-		v.folder.SetText("Run folder: " + res.RunDir)
 		return
 	}
-	v.summary.SetText(fmt.Sprintf("Accuracy on the %s images: %.2f%% (top-5 %.2f%%, loss %.4f) · best epoch %d of %d · trained on %s",
-		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, strings.ToUpper(res.Device)))
+	state := ""
+	if res.Stopped != "" {
+		state = " · " + res.Stopped
+	}
+	v.summary.SetText(fmt.Sprintf("Accuracy on the %s images: %.2f%% (top-5 %.2f%%, loss %.4f) · best epoch %d of %d · trained on %s%s",
+		split, 100*m.Accuracy, 100*m.Top5, m.Loss, res.BestEpoch, res.Epochs, strings.ToUpper(res.Device), state))
 	folder := "Run folder: " + res.RunDir + "  (args.yaml, results.csv, best.ckpt, last.ckpt, labels.txt)"
 	if g := res.GPU; g != nil {
 		folder += "\n" + g.Summary()
 	}
 	v.folder.SetText(folder)
-	grid := container.NewGridWithColumns(5, bold("class"), bold("precision"), bold("recall"), bold("F1"), bold("images"))
-	for _, c := range m.PerClass {
-		grid.Add(widget.NewLabel(c.Class))
-		grid.Add(widget.NewLabel(fmt.Sprintf("%.3f", c.Precision)))
-		grid.Add(widget.NewLabel(fmt.Sprintf("%.3f", c.Recall)))
-		grid.Add(widget.NewLabel(fmt.Sprintf("%.3f", c.F1)))
-		grid.Add(widget.NewLabel(strconv.Itoa(c.Support)))
+	v.table.RemoveAll()
+	v.confuse.RemoveAll()
+	v.table.Add(container.NewHBox(classTable(m)))
+	if n := len(m.Confusion); n > 0 {
+		v.confuse.Add(container.NewHBox(confusionTable(m)))
 	}
-	v.table.Add(container.NewHBox(grid))
-	if n := len(m.Confusion); n > 0 && n <= 20 {
-		cm := container.NewGridWithColumns(n + 1)
-		cm.Add(widget.NewLabel(""))
-		for _, c := range m.PerClass {
-			cm.Add(bold(c.Class))
-		}
-		for i, row := range m.Confusion {
-			cm.Add(bold(m.PerClass[i].Class))
-			for j, n := range row {
-				l := widget.NewLabel(strconv.Itoa(n))
-				if i == j {
-					l.Importance = widget.SuccessImportance
-				} else if n > 0 {
-					l.Importance = widget.DangerImportance
-				}
-				cm.Add(l)
-			}
-		}
-		v.confuse.Add(container.NewHBox(cm))
-	}
+	v.relayout()
 	v.showSamples(res)
+}
+
+// classTable is the per-class table: the class name column as wide as
+// its longest name, the numbers in narrow columns.
+func classTable(m *trainer.Metrics) fyne.CanvasObject {
+	names := container.NewVBox(bold("class"))
+	cols := []*fyne.Container{container.NewVBox(bold("precision")), container.NewVBox(bold("recall")), container.NewVBox(bold("F1")), container.NewVBox(bold("images"))}
+	for i, c := range m.PerClass {
+		names.Add(widget.NewLabel(fmt.Sprintf("%d  %s", i+1, c.Class)))
+		for k, s := range []string{fmt.Sprintf("%.3f", c.Precision), fmt.Sprintf("%.3f", c.Recall), fmt.Sprintf("%.3f", c.F1), strconv.Itoa(c.Support)} {
+			cols[k].Add(widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{}))
+		}
+	}
+	row := container.NewHBox(names)
+	for _, c := range cols {
+		row.Add(c)
+	}
+	return row
+}
+
+// confusionTable shows the matrix with the classes by number across the
+// top and by number and name down the side, so that long names do not
+// widen every column.
+func confusionTable(m *trainer.Metrics) fyne.CanvasObject {
+	n := len(m.Confusion)
+	names := container.NewVBox(bold("true ╲ predicted"))
+	for i := range n {
+		name := strconv.Itoa(i + 1)
+		if i < len(m.PerClass) {
+			name += "  " + m.PerClass[i].Class
+		}
+		names.Add(bold(name))
+	}
+	cells := container.NewGridWithColumns(n)
+	for j := range n {
+		cells.Add(widget.NewLabelWithStyle(strconv.Itoa(j+1), fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
+	}
+	for i, row := range m.Confusion {
+		for j := range n {
+			c := 0
+			if j < len(row) {
+				c = row[j]
+			}
+			l := widget.NewLabelWithStyle(strconv.Itoa(c), fyne.TextAlignCenter, fyne.TextStyle{})
+			if i == j {
+				l.Importance = widget.SuccessImportance
+			} else if c > 0 {
+				l.Importance = widget.DangerImportance
+			}
+			cells.Add(l)
+		}
+	}
+	return container.NewHBox(names, cells)
 }
 
 func bold(s string) *widget.Label {
@@ -144,12 +270,14 @@ func bold(s string) *widget.Label {
 }
 
 // showSamples classifies validation images with the best model in the
-// background and shows some right and some wrong.
+// background and shows some right and some wrong, each with the true
+// class when wrong (the label wraps at words).
 func (v *resultsView) showSamples(res *trainer.Result) {
 	ds := v.wz.dataset
-	if ds == nil {
+	if ds == nil || !sameClasses(ds.Classes, res.Classes) {
 		return
 	}
+	gen := v.gen
 	v.wz.background(func() {
 		p, err := trainer.LoadPredictor(filepath.Join(res.RunDir, "best"))
 		if err != nil {
@@ -167,16 +295,7 @@ func (v *resultsView) showSamples(res *trainer.Result) {
 			if (ok && len(right) >= 8) || (!ok && len(wrong) >= 8) {
 				continue
 			}
-			ci := canvas.NewImageFromImage(img)
-			ci.FillMode, ci.ScaleMode = canvas.ImageFillContain, canvas.ImageScalePixels
-			ci.SetMinSize(fyne.NewSize(72, 72))
-			mark := "✔ " + preds[0].Class
-			if !ok {
-				mark = fmt.Sprintf("✖ %s (is %s)", preds[0].Class, truth)
-			}
-			l := widget.NewLabel(mark)
-			l.Truncation = fyne.TextTruncateEllipsis
-			cell := container.NewBorder(nil, l, nil, nil, ci)
+			cell := sampleCell(img, preds[0].Class, truth)
 			if ok {
 				right = append(right, cell)
 			} else {
@@ -184,11 +303,46 @@ func (v *resultsView) showSamples(res *trainer.Result) {
 			}
 		}
 		v.wz.ui(func() {
+			if gen != v.gen {
+				return
+			}
 			for _, o := range append(right, wrong...) {
 				v.samples.Add(o)
 			}
+			v.relayout()
 		})
 	})
+}
+
+// sampleCell is one classified image: "✔ class", or "✖ predicted (is
+// true)", wrapped at words so that the true class shows.
+func sampleCell(img image.Image, pred, truth string) fyne.CanvasObject {
+	ci := canvas.NewImageFromImage(img)
+	ci.FillMode, ci.ScaleMode = canvas.ImageFillContain, canvas.ImageScalePixels
+	ci.SetMinSize(fyne.NewSize(64, 64))
+	mark := "✔ " + pred
+	if pred != truth {
+		mark = fmt.Sprintf("✖ %s (is %s)", pred, truth)
+	}
+	l := widget.NewLabel(mark)
+	l.Wrapping = fyne.TextWrapWord
+	l.SizeName = theme.SizeNameCaptionText
+	return container.NewBorder(ci, nil, nil, nil, l)
+}
+
+func sameClasses(a, b []string) bool {
+	if len(b) == 0 {
+		return true
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *resultsView) tryImage() {
@@ -200,7 +354,7 @@ func (v *resultsView) tryImage() {
 		if path == "" {
 			return
 		}
-		v.tryOut.SetText("Classifying " + path + "…")
+		v.say("Classifying " + path + "…")
 		v.wz.background(func() {
 			text := ""
 			p, err := trainer.LoadPredictor(filepath.Join(res.RunDir, "best"))
@@ -216,7 +370,7 @@ func (v *resultsView) tryImage() {
 					text += fmt.Sprintf("  %s %.1f%%", preds[i].Class, 100*preds[i].Prob)
 				}
 			}
-			v.wz.ui(func() { v.tryOut.SetText(text) })
+			v.wz.ui(func() { v.say(text) })
 		})
 	})
 }
@@ -232,47 +386,116 @@ func (v *resultsView) again(extra int) {
 	v.wz.train.begin()
 }
 
-// export copies the model, labels and settings into a chosen folder.
+// export copies the model, labels, settings and results into a new folder
+// the user names in a save dialog. trainer.ExportRun copies into a
+// temporary folder and renames it at the end: never a partial folder.
 func (v *resultsView) export() {
 	res := v.wz.result
-	if res == nil || v.wz.deps.PickFolder == nil {
+	if res == nil {
 		return
 	}
-	v.wz.deps.PickFolder(v.wz.win, func(dir string) {
-		if dir == "" {
-			return
-		}
-		dst := filepath.Join(dir, filepath.Base(res.RunDir)+"-model")
-		err := os.MkdirAll(dst, 0o755)
-		for _, f := range []string{"best.ckpt", "labels.txt", "args.yaml", "results.csv", "results.json"} {
-			if err == nil {
-				err = copyFile(filepath.Join(res.RunDir, f), filepath.Join(dst, f))
-			}
-		}
-		if err != nil {
-			v.wz.status.SetText("Export: " + err.Error())
-			return
-		}
-		v.tryOut.SetText("Exported to " + dst + " (use it with: gpuwizard predict --model " + filepath.Join(dst, "best.ckpt") + " IMAGE)")
+	v.wz.exportRun(res.RunDir, v.say)
+}
+
+// remove deletes the run after asking.
+func (v *resultsView) remove() {
+	res := v.wz.result
+	if res == nil {
+		return
+	}
+	v.wz.deleteRun(res.RunDir, func() {
+		v.wz.result = nil
+		v.wz.showRuns()
 	})
 }
 
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+// exportRun asks where to export run dir and exports it in the
+// background; say shows the outcome.
+func (wz *wizard) exportRun(dir string, say func(string)) {
+	if wz.deps.ExportTo == nil {
+		return
+	}
+	wz.deps.ExportTo(wz.win, filepath.Base(dir)+"-model", func(dest string) {
+		if dest == "" {
+			return
+		}
+		say("Exporting to " + dest + "…")
+		wz.background(func() {
+			err := trainer.ExportRun(wz.ctx, dir, dest)
+			wz.ui(func() {
+				if err != nil {
+					say("Export failed (nothing was left behind): " + err.Error())
+					return
+				}
+				say("Exported to " + dest + " (use it with: gpuwizard predict --model " + filepath.Join(dest, "best.ckpt") + " IMAGE)")
+			})
+		})
+	})
+}
+
+// deleteRun asks, then deletes run dir and calls then.
+func (wz *wizard) deleteRun(dir string, then func()) {
+	if wz.deps.Confirm == nil {
+		return
+	}
+	wz.deps.Confirm(wz.win, "Delete this run?", "Delete "+dir+" with its checkpoints and results? This cannot be undone.", func(ok bool) {
+		if !ok {
+			return
+		}
+		if err := trainer.DeleteRun(dir); err != nil {
+			msg := "Delete: " + err.Error()
+			if errors.Is(err, trainer.ErrRunInUse) {
+				msg = "This run is training right now: stop it first."
+			}
+			wz.status.SetText(msg)
+			return
+		}
+		then()
+	})
+}
+
+// openFolder opens dir in the file manager; when that fails (no
+// xdg-open, no file manager) it shows the path with a copy button.
+func (wz *wizard) openFolder(dir string) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		abs = dir
 	}
-	defer in.Close()
-	if _, err := os.Stat(dst); err == nil {
-		return fmt.Errorf("%s exists: choose another folder (nothing is overwritten)", dst)
+	open := wz.deps.OpenFolder
+	if open == nil {
+		open = func(string) error { return errors.New("no way to open folders here") }
 	}
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
+	wz.background(func() {
+		err := open(abs)
+		if err == nil {
+			return
+		}
+		wz.ui(func() { wz.showPath("The folder could not be opened", abs, err) })
+	})
+}
+
+// showPath says why a folder could not be opened and offers its path.
+func (wz *wizard) showPath(title, path string, err error) {
+	msg := widget.NewLabel(fmt.Sprintf("%v.\nOpen it yourself; its path:", err))
+	msg.Wrapping = fyne.TextWrapWord
+	p := widget.NewLabelWithStyle(path, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	p.Wrapping = fyne.TextWrapWord
+	copied := widget.NewLabel("")
+	cp := widget.NewButtonWithIcon("Copy path", theme.ContentCopyIcon(), nil)
+	cp.OnTapped = func() {
+		wz.app.Clipboard().SetContent(path)
+		copied.SetText("Copied.")
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	wz.lastPathDialog = path
+	box := container.NewVBox(msg, p, container.NewHBox(cp, copied))
+	d := dialog.NewCustom(title, "Close", container.NewGridWrap(fyne.NewSize(520, box.MinSize().Height), box), wz.win)
+	d.Show()
+}
+
+// removeEmptyFile removes path when it is an empty regular file (the one
+// a save dialog just created), so that a folder can take its name.
+func removeEmptyFile(path string) {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(path)
 	}
-	return out.Close()
 }

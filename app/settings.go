@@ -1,12 +1,16 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -15,10 +19,23 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"gopkg.in/yaml.v3"
 
+	"gpuwizard/cli"
+	"gpuwizard/internal/atomicfile"
 	"gpuwizard/trainer"
+	"gpuwizard/trainer/data"
 )
 
-const prefSettings = "settings.yaml" // the last-used settings, in the app's preferences
+// settingsFile is where the last-used settings are kept: a file of our
+// own, written atomically. (Fyne's preferences rewrite their file in place
+// and reload it on every change they see, and so read it empty now and
+// then: "Preferences load error: EOF".)
+func settingsFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "gpuwizard", "settings.yaml")
+}
 
 // settingsView is the Settings step.
 type settingsView struct {
@@ -29,8 +46,21 @@ type settingsView struct {
 	entries  map[string]*widget.Entry
 	device   *widget.RadioGroup
 	rejected *fyne.Container
+	autoDev  *widget.Label // what Automatic will use
+	auto     *widget.Label // what model "auto" picks, and why
 	estimate *widget.Label
+	right    *fyne.Container
+	form     *widget.Form
+	rightBox *container.Scroll
 	content  fyne.CanvasObject
+
+	setting   bool               // set() is filling the widgets: no reactions
+	estGen    int                // the estimate on screen; older answers are dropped
+	estCancel context.CancelFunc // stops the running estimate
+	estTimer  *time.Timer        // the pending re-estimate after a change
+	estKey    string             // what the estimate on screen was measured for
+	estData   *data.Dataset      // and on which dataset
+	estRun    sync.WaitGroup     // the estimates still measuring (training waits for them)
 }
 
 func intValidator(field string, lo, hi int) fyne.StringValidator {
@@ -68,7 +98,7 @@ func newSettingsView(wz *wizard) *settingsView {
 		{"epochs", "Epochs", "passes over the training images", intValidator("epochs", 1, 10000)},
 		{"batch", "Batch size", "images per step (64 is a good start)", intValidator("batch size", 1, 4096)},
 		{"lr", "Learning rate", "Adam: 0.001, SGD: 0.01 to 0.1", floatValidator("learning rate", 0, 10, true)},
-		{"image_size", "Image size", "0: the dataset's own (folders: 32)", func(s string) error {
+		{"image_size", "Image size", "0: the dataset's own (folders: their shared size up to 64 px, else 32)", func(s string) error {
 			v, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || !(v == 0 || (v >= 8 && v <= 256)) {
 				return errors.New("image size: 0, or 8 to 256 pixels")
@@ -79,10 +109,15 @@ func newSettingsView(wz *wizard) *settingsView {
 		{"seed", "Seed", "the same seed repeats a run exactly", intValidator("seed", -1<<31, 1<<31)},
 		{"patience", "Early stopping", "epochs without improvement before stopping (0: off)", intValidator("early stopping", 0, 10000)},
 	}
-	form := widget.NewForm(widget.NewFormItem("Model", v.model))
+	v.auto = widget.NewLabel("")
+	v.auto.Wrapping = fyne.TextWrapWord
+	v.auto.Importance = widget.LowImportance
+	form := widget.NewForm(widget.NewFormItem("Model", container.NewVBox(v.model, v.auto)))
+	v.form = form
 	for _, f := range fields {
 		e := widget.NewEntry()
 		e.Validator = f.val
+		e.OnChanged = func(string) { v.changed(f.key) }
 		v.entries[f.key] = e
 		item := widget.NewFormItem(f.label, e)
 		item.HintText = f.hint
@@ -96,25 +131,97 @@ func newSettingsView(wz *wizard) *settingsView {
 		widget.NewButton("Quick test", func() { v.preset("quick") }),
 		widget.NewButton("Default", func() { v.preset("default") }),
 		widget.NewButton("Thorough", func() { v.preset("thorough") }))
+	v.model.OnChanged = func(string) { v.changed("model") }
+	v.opt.OnChanged = func(string) { v.changed("optimizer") }
+	v.sched.OnChanged = func(string) { v.changed("schedule") }
 	v.device = widget.NewRadioGroup([]string{"Automatic", "CPU"}, nil)
 	v.device.Required = true
+	v.device.OnChanged = func(string) { v.changed("device") }
+	v.autoDev = widget.NewLabel("")
+	v.autoDev.Wrapping = fyne.TextWrapWord
+	v.autoDev.Importance = widget.LowImportance
 	v.rejected = container.NewVBox()
 	v.estimate = widget.NewLabel("")
 	v.estimate.Wrapping = fyne.TextWrapWord
-	estimate := widget.NewButtonWithIcon("Estimate time per epoch", theme.HistoryIcon(), v.runEstimate)
+	estimate := widget.NewButtonWithIcon("Measure again", theme.HistoryIcon(), v.runEstimate)
 	save := widget.NewButtonWithIcon("Save settings…", theme.DocumentSaveIcon(), v.saveYAML)
 	load := widget.NewButtonWithIcon("Load settings…", theme.FolderOpenIcon(), v.loadYAML)
-	right := container.NewVBox(
-		widget.NewLabelWithStyle("Device", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.device, v.rejected,
-		widget.NewSeparator(), estimate, v.estimate, widget.NewSeparator(), container.NewHBox(save, load))
-	v.content = container.NewBorder(presets, nil, nil, nil,
-		container.NewHSplit(container.NewVScroll(form), container.NewVScroll(right)))
+	v.right = container.NewVBox(
+		widget.NewLabelWithStyle("Device", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.device, v.autoDev, v.rejected,
+		widget.NewSeparator(),
+		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Time per epoch", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), estimate),
+		v.estimate, widget.NewSeparator(), container.NewHBox(save, load))
+	v.rightBox = container.NewVScroll(v.right)
+	split := container.NewHSplit(container.NewVScroll(form), v.rightBox)
+	split.Offset = 0.58
+	v.content = container.NewBorder(presets, nil, nil, nil, split)
 	v.restore()
 	return v
 }
 
+// changed reacts to an edit: the step's error clears once every field is
+// valid again (or names the field still wrong), "auto" says what it picks,
+// and the time estimate is measured again (debounced) when what it depends
+// on changed.
+func (v *settingsView) changed(key string) {
+	if v.setting || v.wz.cur != 2 || v.wz.inRuns {
+		return
+	}
+	c, err := v.read()
+	if v.wz.status.Text != "" {
+		if err != nil {
+			v.wz.status.SetText(err.Error())
+		} else {
+			v.wz.status.SetText("")
+		}
+	}
+	v.showAuto(c)
+	switch key {
+	case "epochs", "batch", "model", "device", "image_size":
+		if err != nil {
+			v.cancelEstimate()
+			v.estimate.SetText("The estimate waits for valid settings: " + err.Error())
+			v.estKey = ""
+			return
+		}
+		if estimateKey(c) == v.estKey {
+			return
+		}
+		if v.estTimer != nil {
+			v.estTimer.Stop()
+		}
+		v.estimate.SetText("The settings changed: measuring again in a moment…")
+		v.estTimer = time.AfterFunc(700*time.Millisecond, func() { v.wz.uiAsync(v.runEstimate) })
+	}
+}
+
+// estimateKey is what an estimate depends on.
+func estimateKey(c trainer.Config) string {
+	return fmt.Sprintf("%s|%d|%d|%s|%d", c.Model, c.Epochs, c.Batch, c.Device, c.ImageSize)
+}
+
+// showAuto says what "auto" picks for the chosen dataset, and why.
+func (v *settingsView) showAuto(c trainer.Config) {
+	if c.Model != "auto" {
+		v.auto.SetText("")
+		v.auto.Hide()
+		v.form.Refresh()
+		return
+	}
+	kind, why := trainer.AutoModel(c, v.wz.dataset)
+	text := "Auto picks " + kind + ": " + why + "."
+	if ds := v.wz.dataset; ds != nil && ds.SizeNote != "" && c.ImageSize == 0 {
+		text += " " + ds.SizeNote + "."
+	}
+	v.auto.SetText(strings.ReplaceAll(text, "..", "."))
+	v.auto.Show()
+	v.form.Refresh()
+}
+
 // set shows a configuration in the widgets.
 func (v *settingsView) set(c trainer.Config) {
+	v.setting = true
+	defer func() { v.setting = false }()
 	v.model.SetSelected(c.Model)
 	v.opt.SetSelected(c.Optimizer)
 	v.sched.SetSelected(c.Schedule)
@@ -183,6 +290,7 @@ func (v *settingsView) preset(name string) {
 	}
 	c.Project = v.wz.cfg.Project
 	v.set(c)
+	v.changed("epochs") // the estimate follows the preset
 }
 
 func (v *settingsView) enter() {
@@ -212,6 +320,7 @@ func (v *settingsView) enter() {
 		}
 	}
 	sel := v.device.Selected
+	v.setting = true
 	v.device.Options = opts
 	v.device.Selected = ""
 	v.device.SetSelected("Automatic")
@@ -220,11 +329,35 @@ func (v *settingsView) enter() {
 			v.device.SetSelected(o)
 		}
 	}
+	v.setting = false
 	v.device.Refresh()
+	v.autoDev.SetText(v.automaticUses())
+	// The options changed: lay the column out again, or the radio group
+	// keeps its old height and the GPUs hide under what follows.
+	v.right.Refresh()
+	v.rightBox.Refresh()
+	c, err := v.read()
+	v.showAuto(c)
+	if err == nil && estimateKey(c) == v.estKey && v.wz.dataset == v.estData {
+		return // the estimate on screen still holds
+	}
 	v.estimate.SetText("")
 	if v.wz.dataset != nil {
 		v.runEstimate() // a few steps in the background; the step stays usable
 	}
+}
+
+// automaticUses says what Automatic will pick on this machine.
+func (v *settingsView) automaticUses() string {
+	r := v.wz.report
+	if r == nil {
+		return "Automatic: the GPU when the check finds it usable, else the CPU."
+	}
+	ok, name, reason := r.DriverReady()
+	if ok {
+		return "Automatic uses GPU 0 (" + name + ")."
+	}
+	return "Automatic uses the CPU: " + reason + "."
 }
 
 func (v *settingsView) leave() error {
@@ -232,15 +365,30 @@ func (v *settingsView) leave() error {
 	if err != nil {
 		return err
 	}
+	// A measurement still running would share the machine (and memory)
+	// with the training: stop it; the estimate on screen stays.
+	if v.estTimer != nil {
+		v.estTimer.Stop()
+	}
+	if v.estCancel != nil {
+		v.cancelEstimate()
+		v.estimate.SetText("")
+		v.estKey = ""
+	}
 	v.wz.cfg = c
-	v.wz.app.Preferences().SetString(prefSettings, string(c.YAML()))
+	if p := v.wz.deps.SettingsFile; p != "" {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			atomicfile.Write(atomicfile.OS{}, p, c.YAML()) // best effort: the run does not need it
+		}
+	}
 	return nil
 }
 
 // restore loads the last-used settings from the app's preferences.
 func (v *settingsView) restore() {
 	c := trainer.Defaults()
-	if s := v.wz.app.Preferences().String(prefSettings); s != "" {
+	if b, err := os.ReadFile(v.wz.deps.SettingsFile); err == nil && v.wz.deps.SettingsFile != "" {
+		s := string(b)
 		var saved trainer.Config = c
 		if yaml.Unmarshal([]byte(s), &saved) == nil && saved.Validate() == nil {
 			c = saved
@@ -265,10 +413,26 @@ func runsFolder(p string) string {
 	return filepath.Join(home, "gpuwizard", p)
 }
 
+// cancelEstimate stops a running or pending estimate.
+func (v *settingsView) cancelEstimate() {
+	v.estGen++
+	if v.estTimer != nil {
+		v.estTimer.Stop()
+	}
+	if v.estCancel != nil {
+		v.estCancel()
+		v.estCancel = nil
+	}
+}
+
+// runEstimate measures a few steps on the device a run would use (the GPU
+// when Automatic picks it), in the background; a newer estimate replaces
+// an older one.
 func (v *settingsView) runEstimate() {
+	v.cancelEstimate()
 	c, err := v.read()
 	if err != nil {
-		v.estimate.SetText(err.Error())
+		v.estimate.SetText("The estimate waits for valid settings: " + err.Error())
 		return
 	}
 	ds := v.wz.dataset
@@ -276,18 +440,48 @@ func (v *settingsView) runEstimate() {
 		v.estimate.SetText("Choose a dataset first.")
 		return
 	}
+	gen := v.estGen
+	ctx, cancel := context.WithCancel(v.wz.ctx)
+	v.estCancel = cancel
+	opts := trainer.Options{Probe: v.wz.deps.Probe, OpenCUDA: v.wz.deps.OpenCUDA}
+	if r := v.wz.report; r != nil { // the check already answered: no second doctor
+		rep := *r
+		opts.Probe = func(context.Context) trainer.DeviceStatus { return cli.DeviceStatus(rep) }
+	}
 	v.estimate.SetText("Measuring a few steps…")
+	v.estRun.Add(1)
 	v.wz.background(func() {
-		d, err := trainer.EstimateEpoch(v.wz.ctx, c, ds)
+		e, err := trainer.EstimateEpochOn(ctx, c, ds, opts)
+		// The measurement built a whole network: give its memory back
+		// before a training builds another (the two peaks would add up).
+		debug.FreeOSMemory()
+		v.estRun.Done()
 		v.wz.ui(func() {
+			if gen != v.estGen {
+				return // the settings changed since
+			}
+			cancel()
+			v.estCancel = nil
 			if err != nil {
-				v.estimate.SetText(err.Error())
+				v.estimate.SetText("No estimate: " + err.Error())
+				v.estKey = ""
 				return
 			}
-			v.estimate.SetText(fmt.Sprintf("About %s per epoch on the CPU, %s for %d epochs (measured now on this machine).",
-				d.Round(100*time.Millisecond), (d * time.Duration(c.Epochs)).Round(time.Second), c.Epochs))
+			v.estKey, v.estData = estimateKey(c), ds
+			v.estimate.SetText(estimateText(e, c.Epochs))
 		})
 	})
+}
+
+// estimateText is the estimate in words: per epoch, for the run, where.
+func estimateText(e trainer.Estimate, epochs int) string {
+	where := "the CPU"
+	if e.Device != "" && e.Device != "cpu" {
+		where = strings.ToUpper(e.Device)
+	}
+	s := fmt.Sprintf("About %s per epoch on %s, %s for %d epochs (measured now on this machine).",
+		e.PerEpoch.Round(100*time.Millisecond), where, (e.PerEpoch * time.Duration(epochs)).Round(time.Second), epochs)
+	return s
 }
 
 func (v *settingsView) saveYAML() {
@@ -320,13 +514,86 @@ func (v *settingsView) loadYAML() {
 			return
 		}
 		c, err := trainer.LoadConfigFile(p, trainer.Defaults())
-		if err == nil {
-			err = c.Validate()
-		}
 		if err != nil {
-			v.wz.status.SetText(err.Error())
+			v.wz.status.SetText(plainYAMLError(p, err))
 			return
 		}
+		if err := c.Validate(); err != nil {
+			v.wz.status.SetText(filepath.Base(p) + ": " + strings.TrimPrefix(err.Error(), "trainer: config: "))
+			return
+		}
+		c.Data, c.Project = v.wz.dataArg, v.wz.cfg.Project
 		v.set(c)
+		v.wz.status.SetText("")
+		v.changed("model")
 	})
+}
+
+// yamlLine matches one of yaml.v3's per-line messages.
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// yamlUnmarshal matches "cannot unmarshal !!str `abc` into int".
+var yamlUnmarshal = regexp.MustCompile("cannot unmarshal !!(\\w+) `([^`]*)` into (\\S+)")
+
+// yamlUnknown matches "field batchsize not found in type trainer.Config".
+var yamlUnknown = regexp.MustCompile(`field (\S+) not found in type`)
+
+// plainYAMLError says what is wrong with a settings file in plain words:
+// the line, the setting on it, and what it should hold, instead of the
+// YAML decoder's message.
+func plainYAMLError(path string, err error) string {
+	msg := err.Error()
+	src, _ := os.ReadFile(path)
+	lines := strings.Split(string(src), "\n")
+	keyOn := func(n int) string {
+		if n < 1 || n > len(lines) {
+			return ""
+		}
+		k, _, ok := strings.Cut(strings.TrimSpace(lines[n-1]), ":")
+		if !ok {
+			return ""
+		}
+		return strings.TrimSpace(k)
+	}
+	var out []string
+	for _, m := range yamlLine.FindAllStringSubmatch(msg, -1) {
+		n, _ := strconv.Atoi(m[1])
+		what := m[2]
+		key := keyOn(n)
+		where := fmt.Sprintf("line %d", n)
+		if key != "" {
+			where += fmt.Sprintf(" (%s)", key)
+		}
+		switch {
+		case yamlUnmarshal.MatchString(what):
+			u := yamlUnmarshal.FindStringSubmatch(what)
+			out = append(out, fmt.Sprintf("%s: %q is not %s", where, u[2], yamlKind(u[3])))
+		case yamlUnknown.MatchString(what):
+			u := yamlUnknown.FindStringSubmatch(what)
+			out = append(out, fmt.Sprintf("line %d: %q is not a setting gpuwizard knows (see Save settings… for the names)", n, u[1]))
+		default:
+			out = append(out, fmt.Sprintf("%s: the file is not valid YAML here (%s)", where, what))
+		}
+	}
+	if len(out) == 0 {
+		return filepath.Base(path) + ": " + strings.TrimPrefix(strings.TrimPrefix(msg, "trainer: config: "), path+": ")
+	}
+	return filepath.Base(path) + ": " + strings.Join(out, "; ")
+}
+
+// yamlKind names a Go type for people.
+func yamlKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "text"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return "the right kind of value"
 }

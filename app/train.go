@@ -21,10 +21,12 @@ var (
 	colTrain = color.NRGBA{R: 0x4c, G: 0x9a, B: 0xff, A: 0xff}
 	colVal   = color.NRGBA{R: 0xff, G: 0x9f, B: 0x1c, A: 0xff}
 	colOther = color.NRGBA{R: 0x76, G: 0xb9, B: 0x00, A: 0xff}
+	colGPU   = color.NRGBA{R: 0xb0, G: 0x5c, B: 0xff, A: 0xff}
 )
 
 // trainView is the Train step: the run in a goroutine, live charts, the
-// device and why, Pause/Resume/Stop, and a log.
+// device and why, Pause/Resume/Stop, and a log that follows its end unless
+// the user scrolled up.
 type trainView struct {
 	wz       *wizard
 	device   *widget.Label
@@ -34,10 +36,23 @@ type trainView struct {
 	acc      *LineChart
 	lr       *LineChart
 	speed    *LineChart
-	log      *widget.Entry
+	gpuUtil  *LineChart
+	gpuMem   *LineChart
+	gpuTemp  *LineChart
+	gpuRow   *fyne.Container
+	chartBox *fyne.Container
+	log      *widget.Label
+	logBox   *container.Scroll
+	logLines []string
 	start    *widget.Button
 	pause    *widget.Button
 	stop     *widget.Button
+
+	// UI goroutine only
+	last    *trainer.Event // the last step event, for the progress line
+	paused  bool
+	gpuSeen time.Time // the time of the last GPU sample charted
+	epochs  int
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -48,23 +63,31 @@ type trainView struct {
 	content fyne.CanvasObject
 }
 
+// maxLogLines is how much of the log the window keeps.
+const maxLogLines = 400
+
 func newTrainView(wz *wizard) *trainView {
 	v := &trainView{wz: wz}
 	v.device = widget.NewLabelWithStyle("Device: chosen when training starts", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.device.Wrapping = fyne.TextWrapWord
 	v.progress = widget.NewProgressBar()
+	v.progress.TextFormatter = v.progressText
 	v.where = widget.NewLabel("")
-	v.loss = NewLineChart("Loss", &Series{Name: "train", Color: colTrain}, &Series{Name: "val", Color: colVal})
-	v.acc = NewLineChart("Accuracy %", &Series{Name: "train", Color: colTrain}, &Series{Name: "val", Color: colVal})
-	v.acc.YMin, v.acc.YMax, v.acc.Format = 0, 100, "%.0f"
+	v.where.Wrapping = fyne.TextWrapWord
+	v.loss = NewLineChart("Loss", &Series{Name: "train (smoothed)", Color: colTrain}, &Series{Name: "validation", Color: colVal, Points: true})
+	v.acc = NewLineChart("Accuracy %", &Series{Name: "train (smoothed)", Color: colTrain}, &Series{Name: "validation", Color: colVal, Points: true})
+	v.acc.YMin, v.acc.YMax = 0, 100
 	v.lr = NewLineChart("Learning rate", &Series{Name: "lr", Color: colOther})
-	v.lr.Format = "%.1e"
 	v.speed = NewLineChart("Images / s", &Series{Name: "img/s", Color: colOther})
-	v.speed.Format = "%.0f"
-	v.log = widget.NewMultiLineEntry()
-	v.log.Wrapping = fyne.TextWrapBreak
-	v.log.SetMinRowsVisible(5)
-	v.log.TextStyle = fyne.TextStyle{Monospace: true}
+	v.gpuUtil = NewLineChart("GPU busy %", &Series{Name: "utilisation", Color: colGPU})
+	v.gpuUtil.YMin, v.gpuUtil.YMax = 0, 100
+	v.gpuMem = NewLineChart("GPU memory MiB", &Series{Name: "this run", Color: colGPU}, &Series{Name: "device", Color: colOther})
+	v.gpuTemp = NewLineChart("GPU °C", &Series{Name: "temperature", Color: colVal})
+	v.log = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	v.log.Wrapping = fyne.TextWrapWord
+	v.log.Selectable = true
+	v.logBox = container.NewVScroll(v.log)
+	v.logBox.SetMinSize(fyne.NewSize(100, 60))
 	v.start = widget.NewButtonWithIcon("Start training", theme.MediaPlayIcon(), v.begin)
 	v.start.Importance = widget.HighImportance
 	v.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), v.togglePause)
@@ -72,11 +95,24 @@ func newTrainView(wz *wizard) *trainView {
 	v.pause.Disable()
 	v.stop.Disable()
 	top := container.NewVBox(v.device, container.NewBorder(nil, nil, nil, container.NewHBox(v.start, v.pause, v.stop), v.progress), v.where)
-	charts := container.NewGridWithColumns(2, v.loss, v.acc, v.lr, v.speed)
-	split := container.NewVSplit(charts, v.log)
-	split.Offset = 0.72
+	v.gpuRow = container.NewGridWithColumns(3, v.gpuUtil, v.gpuMem, v.gpuTemp)
+	v.gpuRow.Hide()
+	v.chartBox = container.NewBorder(nil, v.gpuRow, nil, nil, container.NewGridWithColumns(2, v.loss, v.acc, v.lr, v.speed))
+	charts := v.chartBox
+	split := container.NewVSplit(charts, v.logBox)
+	split.Offset = 0.8
 	v.content = container.NewBorder(top, nil, nil, nil, split)
 	return v
+}
+
+// progressText is the progress bar's text: the share done, and "paused"
+// while paused.
+func (v *trainView) progressText() string {
+	pct := fmt.Sprintf("%.0f%%", 100*v.progress.Value)
+	if v.paused {
+		return "Paused · " + pct
+	}
+	return pct
 }
 
 func (v *trainView) running() bool {
@@ -111,15 +147,38 @@ func describe(c trainer.Config) string {
 	return fmt.Sprintf("%s model, %d epochs, batch %d, %s at %g (%s), seed %d", c.Model, c.Epochs, c.Batch, c.Optimizer, c.LR, c.Schedule, c.Seed)
 }
 
+// logf adds a line to the log. The log follows its end unless the user
+// has scrolled up to read.
 func (v *trainView) logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
-	text := v.log.Text + line + "\n"
-	if len(text) > 64<<10 {
-		text = text[len(text)-48<<10:]
+	atEnd := v.atEnd()
+	v.logLines = append(v.logLines, strings.Split(line, "\n")...)
+	if n := len(v.logLines); n > maxLogLines {
+		v.logLines = append(v.logLines[:0], v.logLines[n-maxLogLines:]...)
 	}
-	v.log.SetText(text)
-	v.log.CursorRow = strings.Count(text, "\n")
-	v.log.Refresh()
+	v.log.SetText(strings.Join(v.logLines, "\n"))
+	// Size the text now (the layout would only next frame), so that the
+	// scroll knows how far its end is.
+	w := v.logBox.Size().Width
+	v.log.Resize(fyne.NewSize(w, v.log.MinSize().Height))
+	if atEnd {
+		v.logBox.ScrollToBottom()
+	}
+}
+
+// atEnd says whether the log shows its last line (or has nothing to
+// scroll).
+func (v *trainView) atEnd() bool {
+	view := v.logBox.Size().Height
+	content := v.log.Size().Height
+	return content <= view || v.logBox.Offset.Y >= content-view-8
+}
+
+// clearLog empties the log.
+func (v *trainView) clearLog() {
+	v.logLines = nil
+	v.log.SetText("")
+	v.logBox.ScrollToTop()
 }
 
 // begin starts the run with the chosen settings (or the resume/extend the
@@ -139,17 +198,22 @@ func (v *trainView) begin() {
 	done, ended := v.done, v.ended
 	v.mu.Unlock()
 	wz.result = nil
-	for _, c := range []*LineChart{v.loss, v.acc, v.lr, v.speed} {
-		c.Reset()
-	}
+	// The charts start empty; a resumed or extended run's EventStart
+	// brings what came before.
+	v.resetCharts(wz.cfg.Epochs)
+	v.last, v.paused, v.gpuSeen = nil, false, time.Time{}
 	v.start.Disable()
 	v.pause.Enable()
 	v.pause.SetText("Pause")
+	v.pause.SetIcon(theme.MediaPauseIcon())
 	v.stop.Enable()
 	v.progress.SetValue(0)
-	if opts.Resume != "" {
-		v.logf("Resuming %s (%d more epochs)", opts.Resume, opts.Extend)
-	} else {
+	switch {
+	case opts.Resume != "" && opts.Extend > 0:
+		v.logf("Training %s for %d more epoch(s)", opts.Resume, opts.Extend)
+	case opts.Resume != "":
+		v.logf("Resuming %s", opts.Resume)
+	default:
 		v.logf("Starting: %s", describe(wz.cfg))
 	}
 	wz.refreshNav()
@@ -158,6 +222,7 @@ func (v *trainView) begin() {
 	// The run and the consumer of its events are off the UI goroutine; the
 	// consumer batches what arrives and applies it at most 10 times a second.
 	wz.background(func() {
+		wz.settings.estRun.Wait() // a time estimate being stopped frees its memory first
 		res, err := wz.deps.Train(ctx, cfg, events, opts)
 		close(events)
 		<-done
@@ -191,36 +256,137 @@ func (v *trainView) begin() {
 	})
 }
 
+// deviceMiB is the memory of CUDA device dev ("cuda:1") as the check saw
+// it; 0 when unknown.
+func (v *trainView) deviceMiB(dev string) int {
+	r := v.wz.report
+	n, err := trainer.CUDAOrdinal(dev)
+	if r == nil || r.Facts == nil || err != nil || !strings.HasPrefix(dev, "cuda") {
+		return 0
+	}
+	for _, g := range r.Facts.NVML.GPUs {
+		if g.Index == n {
+			return int(g.MemoryTotalMiB)
+		}
+	}
+	return 0
+}
+
+// showGPU shows or hides the NVML charts.
+func (v *trainView) showGPU(on bool) {
+	if on == v.gpuRow.Visible() {
+		return
+	}
+	if on {
+		v.gpuRow.Show()
+	} else {
+		v.gpuRow.Hide()
+	}
+	v.chartBox.Refresh()
+}
+
+func (v *trainView) charts() []*LineChart {
+	return []*LineChart{v.loss, v.acc, v.lr, v.speed, v.gpuUtil, v.gpuMem, v.gpuTemp}
+}
+
+// resetCharts empties the charts and sets their x axes to epochs.
+func (v *trainView) resetCharts(epochs int) {
+	v.epochs = epochs
+	for _, c := range v.charts() {
+		c.XMax = float64(max(epochs, 1))
+		c.Reset()
+	}
+}
+
+// history charts what a resumed or extended run did before.
+func (v *trainView) history(steps []trainer.StepPoint, epochs []trainer.EpochResult) {
+	for _, p := range steps {
+		v.loss.Append(0, p.X, p.Loss)
+		v.acc.Append(0, p.X, 100*p.Accuracy)
+		if p.LR > 0 {
+			v.lr.Append(0, p.X, p.LR)
+		}
+	}
+	for _, e := range epochs {
+		x := float64(e.Epoch)
+		if len(steps) == 0 { // no step history: the epoch means stand in
+			v.loss.Append(0, x, e.TrainLoss)
+			v.acc.Append(0, x, 100*e.TrainAcc)
+			v.lr.Append(0, x, e.LR)
+		}
+		v.loss.Append(1, x, e.ValLoss)
+		v.acc.Append(1, x, 100*e.ValAcc)
+		if e.ImagesPerSec > 0 {
+			v.speed.Append(0, x, e.ImagesPerSec)
+		}
+	}
+}
+
 // apply shows a batch of events: one refresh per chart per batch.
 func (v *trainView) apply(evs []trainer.Event) {
+	progress := -1.0
+	stepped := false
 	for _, ev := range evs {
 		switch ev.Kind {
 		case trainer.EventStart:
 			v.device.SetText(fmt.Sprintf("Device: %s · %s", strings.ToUpper(ev.Device), ev.DeviceReason))
 			v.logf("%s\nRun folder: %s", ev.Message, ev.RunDir)
+			if ev.Epochs > 0 {
+				v.resetCharts(ev.Epochs)
+			}
+			v.history(ev.StepHistory, ev.History)
+			if len(ev.History) > 0 {
+				v.logf("The charts continue from the %d epoch(s) trained before.", len(ev.History))
+			}
+			// NVML's charts only mean something on a GPU.
+			v.showGPU(ev.Device != "" && ev.Device != "cpu")
+			v.gpuMem.Title = "GPU memory MiB"
+			if total := v.deviceMiB(ev.Device); total > 0 { // the device's total, in the title
+				v.gpuMem.Title = fmt.Sprintf("GPU memory MiB (of %d)", total)
+			}
 		case trainer.EventLog:
 			v.logf("%s", strings.TrimRight(ev.Message, "\n"))
 		case trainer.EventStep:
-			x := float64(ev.Epoch-1) + float64(ev.Step)/float64(max(ev.Steps, 1))
-			v.loss.Append(0, x, ev.Loss)
-			v.acc.Append(0, x, 100*ev.Accuracy)
-			v.lr.Append(0, x, ev.LR)
-			v.speed.Append(0, x, ev.ImagesPerSec)
-			v.progress.SetValue(x / float64(max(ev.Epochs, 1)))
-			gpuUse := ""
-			if g := ev.GPU; g != nil {
-				gpuUse = fmt.Sprintf(" · GPU %d%% busy, this run %d MiB", g.Utilization, g.ProcessMiB)
-				if !g.ProcessListed {
-					gpuUse = fmt.Sprintf(" · GPU %d%% busy (NVML does not list this process)", g.Utilization)
+			if ev.Epochs > 0 && ev.Epochs != v.epochs {
+				v.epochs = ev.Epochs
+				for _, c := range v.charts() {
+					c.XMax = float64(ev.Epochs)
 				}
 			}
-			v.where.SetText(fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%% · %.0f images/s · about %s left%s",
-				ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second), gpuUse))
+			x := ev.X
+			if x == 0 {
+				x = float64(ev.Epoch-1) + float64(ev.Step)/float64(max(ev.Steps, 1))
+			}
+			loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
+			if loss == 0 && acc == 0 { // an older trainer: its running means
+				loss, acc = ev.Loss, ev.Accuracy
+			}
+			v.loss.Append(0, x, loss)
+			v.acc.Append(0, x, 100*acc)
+			v.lr.Append(0, x, ev.LR)
+			v.speed.Append(0, x, ev.ImagesPerSec)
+			if g := ev.GPU; g != nil && g.Time != v.gpuSeen {
+				v.gpuSeen = g.Time
+				v.gpuUtil.Append(0, x, float64(g.Utilization))
+				if g.ProcessListed {
+					v.gpuMem.Append(0, x, float64(g.ProcessMiB))
+				}
+				v.gpuMem.Append(1, x, float64(g.MemoryUsedMiB))
+				if g.TemperatureC > 0 {
+					v.gpuTemp.Append(0, x, float64(g.TemperatureC))
+				}
+				if v.gpuRow.Hidden {
+					v.showGPU(true)
+				}
+			}
+			progress = x / float64(max(ev.Epochs, 1))
+			e := ev
+			v.last, stepped = &e, true
 		case trainer.EventEpoch:
 			x := float64(ev.Epoch)
 			v.loss.Append(1, x, ev.ValLoss)
 			v.acc.Append(1, x, 100*ev.ValAccuracy)
-			v.progress.SetValue(x / float64(max(ev.Epochs, 1)))
+			progress = x / float64(max(ev.Epochs, 1))
 			best := ""
 			if ev.Best {
 				best = " (best so far)"
@@ -230,15 +396,51 @@ func (v *trainView) apply(evs []trainer.Event) {
 			v.logf("%s", ev.Message)
 		}
 	}
-	for _, c := range []*LineChart{v.loss, v.acc, v.lr, v.speed} {
+	if progress >= 0 {
+		v.progress.SetValue(progress)
+	}
+	if stepped {
+		v.showWhere()
+	}
+	for _, c := range v.charts() {
 		c.Refresh()
 	}
+}
+
+// showWhere writes the progress line from the last step: no speed and no
+// time left while paused.
+func (v *trainView) showWhere() {
+	ev := v.last
+	if ev == nil {
+		return
+	}
+	loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
+	if loss == 0 && acc == 0 {
+		loss, acc = ev.Loss, ev.Accuracy
+	}
+	pos := fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%%", ev.Epoch, ev.Epochs, ev.Step, ev.Steps, loss, 100*acc)
+	if v.paused {
+		v.where.SetText("Paused at " + strings.ToLower(pos[:1]) + pos[1:] + ". Resume to go on; Stop keeps a resumable checkpoint.")
+		return
+	}
+	gpuUse := ""
+	if g := ev.GPU; g != nil {
+		gpuUse = fmt.Sprintf(" · GPU %d%% busy, this run %d MiB", g.Utilization, g.ProcessMiB)
+		if !g.ProcessListed {
+			gpuUse = fmt.Sprintf(" · GPU %d%% busy (NVML does not list this process)", g.Utilization)
+		}
+	}
+	v.where.SetText(fmt.Sprintf("%s · %.0f images/s · about %s left%s", pos, ev.ImagesPerSec, ev.ETA.Round(time.Second), gpuUse))
 }
 
 func (v *trainView) finished(res *trainer.Result, err error) {
 	v.mu.Lock()
 	v.active, v.cancel = false, nil
 	v.mu.Unlock()
+	v.paused = false
+	v.progress.Refresh()
+	v.pause.SetText("Pause")
+	v.pause.SetIcon(theme.MediaPauseIcon())
 	v.start.Enable()
 	v.pause.Disable()
 	v.stop.Disable()
@@ -266,14 +468,22 @@ func (v *trainView) togglePause() {
 	}
 	if ctl.Paused() {
 		ctl.Resume()
+		v.paused = false
 		v.pause.SetText("Pause")
 		v.pause.SetIcon(theme.MediaPauseIcon())
 		v.logf("resumed")
 	} else {
 		ctl.Pause()
+		v.paused = true
 		v.pause.SetText("Resume")
 		v.pause.SetIcon(theme.MediaPlayIcon())
 		v.logf("paused after the current step")
+	}
+	v.progress.Refresh()
+	if v.last != nil {
+		v.showWhere()
+	} else if v.paused {
+		v.where.SetText("Paused.")
 	}
 }
 
@@ -285,6 +495,8 @@ func (v *trainView) halt() {
 	if cancel != nil {
 		cancel()
 		ctl.Resume() // a paused run must wake up to stop
+		v.paused = false
+		v.progress.Refresh()
 		v.stop.Disable()
 		v.logf("stopping after the current step…")
 	}

@@ -324,7 +324,7 @@ func (v *watchView) show(rep watch.Report, err error) {
 		v.key = key
 		v.findings.RemoveAll()
 		for _, f := range rep.Findings {
-			v.findings.Add(findingCard(f))
+			v.findings.Add(findingCard(f, func(f func()) { time.AfterFunc(2*time.Second, func() { v.uiAsync(f) }) }))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"gpuwizard/gpu/watch"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/exec"
 )
 
 // Deps are the wizard's ways into the machine; tests pass fakes.
@@ -26,11 +27,28 @@ type Deps struct {
 	Train    func(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error)
 	Probe    trainer.DeviceProbe
 	Sample   trainer.GPUSampler // NVML readings while training on CUDA
+	// OpenCUDA opens a CUDA device for the time estimate (nil: the real
+	// driver, loaded at run time; tests pass a fake).
+	OpenCUDA func(ordinal int) (exec.Backend, exec.CUDAInfo, error)
 	// PickFolder and PickFile ask the user for a path (Fyne dialogs in the
 	// app); they call back with "" when cancelled.
 	PickFolder func(w fyne.Window, done func(string))
 	PickFile   func(w fyne.Window, done func(string))
 	SaveFile   func(w fyne.Window, name string, done func(string))
+	// ExportTo asks for the name of a new folder (a save dialog); done
+	// gets a path that does not exist yet, or "" when cancelled.
+	ExportTo func(w fyne.Window, name string, done func(string))
+	// Confirm asks a yes/no question (a Fyne dialog in the app).
+	Confirm func(w fyne.Window, title, message string, done func(bool))
+	// ListRuns lists the runs folder and RunResults reads (or evaluates)
+	// one run's results; nil: the trainer's.
+	ListRuns   func(project string) ([]trainer.RunInfo, error)
+	RunResults func(ctx context.Context, dir string) (*trainer.Result, error)
+	// SettingsFile keeps the last-used settings ("": not kept).
+	SettingsFile string
+	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
+	// an error makes the window show the path instead.
+	OpenFolder func(path string) error
 	// Watch is the machine "Watch a running training" reads (the zero
 	// value: the live one); WatchUID is whose processes it lists;
 	// WatchEvery is how often the list and the verdict refresh (zero: 2 s).
@@ -84,11 +102,22 @@ type wizard struct {
 	settings *settingsView
 	train    *trainView
 	results  *resultsView
+	runs     *runsView
+	runsBtn  *widget.Button
+	inRuns   bool // the Runs page is showing; Back returns to step cur
+
+	lastPathDialog string // the path the last "could not open" dialog offered, for tests
 
 	wg sync.WaitGroup // background work, for tests
 }
 
 func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizard {
+	if deps.ListRuns == nil {
+		deps.ListRuns = trainer.ListRuns
+	}
+	if deps.RunResults == nil {
+		deps.RunResults = trainer.RunResults
+	}
 	wz := &wizard{ctx: ctx, deps: deps, app: a, win: w, dataArg: data.Builtin, cfg: trainer.Defaults()}
 	wz.check = newCheckView(ctx, deps.Check)
 	wz.check.paste = deps.Paste
@@ -102,6 +131,7 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.settings = newSettingsView(wz)
 	wz.train = newTrainView(wz)
 	wz.results = newResultsView(wz)
+	wz.runs = newRunsView(wz)
 	wz.steps = []*step{
 		{Title: "Check", View: wz.checkTab, Enter: func() {
 			if wz.report == nil && !wz.check.running() {
@@ -128,7 +158,14 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 			crumbs.Add(widget.NewLabel("›"))
 		}
 	}
-	wz.back = widget.NewButtonWithIcon("Back", theme.NavigateBackIcon(), func() { wz.show(wz.cur - 1) })
+	wz.back = widget.NewButtonWithIcon("Back", theme.NavigateBackIcon(), func() {
+		if wz.inRuns {
+			wz.show(wz.cur)
+			return
+		}
+		wz.show(wz.cur - 1)
+	})
+	wz.runsBtn = widget.NewButtonWithIcon("Runs", theme.ListIcon(), wz.showRuns)
 	wz.next = widget.NewButtonWithIcon("Next", theme.NavigateNextIcon(), wz.goNext)
 	wz.next.IconPlacement = widget.ButtonIconTrailingText
 	wz.next.Importance = widget.HighImportance
@@ -137,7 +174,8 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.status.Wrapping = fyne.TextWrapWord
 	wz.body = container.NewStack()
 	nav := container.NewBorder(nil, nil, wz.back, wz.next, wz.status)
-	wz.content = container.NewBorder(container.NewVBox(crumbs, widget.NewSeparator()), container.NewVBox(widget.NewSeparator(), nav), nil, nil, wz.body)
+	head := container.NewBorder(nil, nil, nil, wz.runsBtn, container.NewHScroll(crumbs))
+	wz.content = container.NewBorder(container.NewVBox(head, widget.NewSeparator()), container.NewVBox(widget.NewSeparator(), nav), nil, nil, wz.body)
 	wz.show(0)
 	return wz
 }
@@ -157,6 +195,12 @@ func (wz *wizard) goNext() {
 func (wz *wizard) show(i int) {
 	if i < 0 || i >= len(wz.steps) {
 		return
+	}
+	if wz.inRuns {
+		wz.inRuns = false
+		wz.runsBtn.Enable()
+	} else if i != wz.cur && wz.cur == 0 {
+		wz.watch.stop()
 	}
 	wz.cur = i
 	wz.status.SetText("")
@@ -184,8 +228,36 @@ func (wz *wizard) show(i int) {
 	}
 }
 
+// showRuns shows the Runs page in place of the current step; Back
+// returns to that step.
+func (wz *wizard) showRuns() {
+	if wz.inRuns {
+		return
+	}
+	if wz.cur == 0 {
+		wz.watch.stop()
+	}
+	wz.inRuns = true
+	wz.runsBtn.Disable()
+	wz.status.SetText("")
+	for _, l := range wz.crumbs {
+		l.TextStyle = fyne.TextStyle{}
+		l.Importance = widget.LowImportance
+		l.Refresh()
+	}
+	wz.body.Objects = []fyne.CanvasObject{wz.runs.content}
+	wz.body.Refresh()
+	wz.back.Enable()
+	wz.next.Disable()
+	wz.runs.enter()
+}
+
 // refreshNav re-applies the navigation rules (after training starts or ends).
 func (wz *wizard) refreshNav() {
+	if wz.inRuns {
+		wz.runs.setButtons()
+		return
+	}
 	if wz.cur == 3 {
 		if wz.train.running() {
 			wz.back.Disable()

@@ -1,0 +1,272 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/trainer"
+)
+
+// runsView is the page that lists every run under the runs folder, reached
+// from any step with the Runs button and left with Back. Choosing a run
+// shows its actions; Show results opens it in the Results step.
+type runsView struct {
+	wz      *wizard
+	where   *widget.Label
+	note    *widget.Label
+	table   *widget.Table
+	runs    []trainer.RunInfo // UI goroutine only
+	sel     int               // the chosen row; -1 none
+	more    *widget.Entry
+	chosen  *widget.Label
+	buttons map[string]*widget.Button
+	gen     int
+	content fyne.CanvasObject
+}
+
+// runColumns are the Runs table's columns.
+var runColumns = []struct {
+	title string
+	width float32
+}{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
+
+func newRunsView(wz *wizard) *runsView {
+	v := &runsView{wz: wz, sel: -1, buttons: map[string]*widget.Button{}}
+	v.where = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.where.Wrapping = fyne.TextWrapWord
+	v.note = widget.NewLabel("")
+	v.note.Wrapping = fyne.TextWrapWord
+	v.chosen = widget.NewLabel("Choose a run in the table.")
+	v.chosen.Wrapping = fyne.TextWrapWord
+	v.table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(v.runs), len(runColumns) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			if id.Row < len(v.runs) {
+				o.(*widget.Label).SetText(runCell(v.runs[id.Row], id.Col))
+			}
+		})
+	v.table.ShowHeaderColumn = false
+	v.table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Col >= 0 && id.Col < len(runColumns) {
+			o.(*widget.Label).SetText(runColumns[id.Col].title)
+		}
+	}
+	for i, c := range runColumns {
+		v.table.SetColumnWidth(i, c.width)
+	}
+	v.table.OnSelected = func(id widget.TableCellID) { v.choose(id.Row) }
+	v.more = widget.NewEntry()
+	v.more.SetText("5")
+	v.more.Validator = intValidator("epochs", 1, 10000)
+	add := func(key, label string, icon fyne.Resource, f func()) *widget.Button {
+		b := widget.NewButtonWithIcon(label, icon, f)
+		v.buttons[key] = b
+		return b
+	}
+	results := add("results", "Show results", theme.VisibilityIcon(), v.openResults)
+	results.Importance = widget.HighImportance
+	actions := container.NewHBox(results,
+		add("resume", "Resume", theme.MediaPlayIcon(), func() { v.again(0) }),
+		add("more", "Train more epochs:", theme.ContentAddIcon(), func() {
+			if err := v.more.Validate(); err != nil {
+				wz.status.SetText(err.Error())
+				return
+			}
+			n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
+			v.again(n)
+		}),
+		container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+		add("export", "Export…", theme.UploadIcon(), func() {
+			if r := v.current(); r != nil {
+				wz.exportRun(r.Dir, v.note.SetText)
+			}
+		}),
+		add("delete", "Delete…", theme.DeleteIcon(), func() {
+			if r := v.current(); r != nil {
+				wz.deleteRun(r.Dir, func() {
+					v.note.SetText("Deleted " + r.Dir)
+					v.reload()
+				})
+			}
+		}),
+		add("folder", "Open folder", theme.FolderOpenIcon(), func() {
+			if r := v.current(); r != nil {
+				wz.openFolder(r.Dir)
+			}
+		}))
+	refresh := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), v.reload)
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, refresh, v.where), v.note)
+	bottom := container.NewVBox(widget.NewSeparator(), v.chosen, container.NewHScroll(actions))
+	v.content = container.NewBorder(top, bottom, nil, nil, v.table)
+	v.setButtons()
+	return v
+}
+
+// runCell is the text of one cell of the Runs table.
+func runCell(r trainer.RunInfo, col int) string {
+	switch col {
+	case 0:
+		return r.Name
+	case 1:
+		if r.Err != "" && r.Status == "" {
+			return "unreadable: " + r.Err
+		}
+		return r.Status
+	case 2:
+		if r.Data == "builtin" {
+			return "built-in digits"
+		}
+		return filepath.Base(r.Data)
+	case 3:
+		return r.Model
+	case 4:
+		return strings.ToUpper(r.Device)
+	case 5:
+		if r.BestAcc < 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f%%, epoch %d", 100*r.BestAcc, r.BestEpoch)
+	case 6:
+		if r.Updated.IsZero() {
+			return ""
+		}
+		return r.Updated.Local().Format("2006-01-02 15:04")
+	}
+	return ""
+}
+
+// enter lists the runs again.
+func (v *runsView) enter() { v.reload() }
+
+// reload reads the runs folder in the background.
+func (v *runsView) reload() {
+	project := v.wz.cfg.Project
+	v.where.SetText("Runs in " + project)
+	v.gen++
+	gen := v.gen
+	v.wz.background(func() {
+		runs, err := v.wz.deps.ListRuns(project)
+		v.wz.ui(func() {
+			if gen != v.gen {
+				return
+			}
+			keep := "" // the run chosen before, else the one on the Results step
+			if r := v.current(); r != nil {
+				keep = r.Dir
+			} else if res := v.wz.result; res != nil {
+				keep = res.RunDir
+			}
+			v.runs, v.sel = runs, -1
+			v.table.UnselectAll()
+			v.table.Refresh()
+			switch {
+			case err != nil:
+				v.note.SetText("The runs folder could not be read: " + err.Error())
+			case len(runs) == 0:
+				v.note.SetText("No runs yet: train a model (Dataset → Settings → Train) and it is kept here.")
+			default:
+				v.note.SetText(fmt.Sprintf("%d run(s), newest first. Choose one, then Show results, Resume, Train more epochs, Export, Delete or Open folder.", len(runs)))
+			}
+			for i, r := range runs {
+				if r.Dir == keep {
+					v.table.Select(widget.TableCellID{Row: i, Col: 0})
+				}
+			}
+			v.setButtons()
+		})
+	})
+}
+
+// choose makes row i the chosen run.
+func (v *runsView) choose(i int) {
+	if i < 0 || i >= len(v.runs) {
+		return
+	}
+	v.sel = i
+	r := v.runs[i]
+	text := r.Name + ": " + r.Status
+	if r.Err != "" {
+		text += " (" + r.Err + ")"
+	}
+	v.chosen.SetText(text)
+	v.setButtons()
+}
+
+func (v *runsView) current() *trainer.RunInfo {
+	if v.sel < 0 || v.sel >= len(v.runs) {
+		return nil
+	}
+	return &v.runs[v.sel]
+}
+
+// setButtons enables the actions the chosen run allows.
+func (v *runsView) setButtons() {
+	r := v.current()
+	training := v.wz.train.running()
+	on := map[string]bool{}
+	if r != nil {
+		on["results"] = r.State != trainer.RunEmpty && r.State != trainer.RunRunning
+		on["resume"] = r.CanResume && !training
+		on["more"] = r.CanExtend && !training && r.State != trainer.RunRunning
+		on["export"] = r.State != trainer.RunRunning && r.State != trainer.RunEmpty
+		on["delete"] = r.State != trainer.RunRunning
+		on["folder"] = true
+	} else {
+		v.chosen.SetText("Choose a run in the table.")
+	}
+	for k, b := range v.buttons {
+		if on[k] {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+}
+
+// openResults shows the chosen run in the Results step.
+func (v *runsView) openResults() {
+	r := v.current()
+	if r == nil {
+		return
+	}
+	v.wz.openRun(*r)
+}
+
+// again resumes (extra 0) or extends the chosen run in the Train step.
+func (v *runsView) again(extra int) {
+	r := v.current()
+	if r == nil || v.wz.train.running() {
+		return
+	}
+	v.wz.resume = trainer.Options{Resume: r.Dir, Extend: extra}
+	v.wz.cfg.Epochs = r.Epochs + extra
+	v.wz.show(3)
+	v.wz.train.begin()
+}
+
+// openRun shows a run from the runs folder in the Results step: its
+// results.json, or its best checkpoint evaluated once (the Results step
+// asks trainer.RunResults).
+func (wz *wizard) openRun(r trainer.RunInfo) {
+	res := &trainer.Result{RunDir: r.Dir, Epochs: r.Epoch, Device: r.Device, BestEpoch: r.BestEpoch}
+	if r.State != trainer.RunFinished {
+		res.Stopped = r.Status
+	}
+	wz.result = res
+	wz.show(4)
+}

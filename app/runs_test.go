@@ -1,0 +1,178 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/trainer"
+)
+
+// stopAfterFirstEpoch is the real trainer, stopped (as Stop does) once
+// the first epoch is done.
+func stopAfterFirstEpoch(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mid := make(chan trainer.Event, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range mid {
+			if ev.Kind == trainer.EventEpoch && ev.Epoch == 1 {
+				cancel()
+			}
+			events <- ev
+		}
+	}()
+	res, err := trainer.RunWithOptions(ctx, cfg, mid, opts)
+	close(mid)
+	<-done
+	return res, err
+}
+
+// TestStoppedRunReopens: a run stopped after its first epoch shows results
+// from its best checkpoint, is listed in Runs as stopped, resumes with its
+// history on the charts, exports atomically through a save dialog (a
+// second export into the same name fails and leaves nothing behind), and is
+// deleted after a confirmation.
+func TestStoppedRunReopens(t *testing.T) {
+	root := t.TempDir()
+	ds := filepath.Join(root, "fashion")
+	writeLongDataset(t, ds, 8)
+	exports := filepath.Join(root, "exports")
+	if err := os.Mkdir(exports, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	confirm := true
+	var asked string
+	train := stopAfterFirstEpoch
+	wz, loop := newTestWizard(t, Deps{
+		Train: func(ctx context.Context, cfg trainer.Config, ev chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error) {
+			return train(ctx, cfg, ev, opts)
+		},
+		ExportTo: func(_ fyne.Window, name string, done func(string)) { done(filepath.Join(exports, name)) },
+		Confirm: func(_ fyne.Window, title, msg string, done func(bool)) {
+			asked = title
+			done(confirm)
+		},
+	})
+	ui := loop.do
+	ui(func() {
+		wz.cfg.Project = filepath.Join(root, "runs")
+		wz.dataView.load(ds)
+	})
+	wz.wg.Wait()
+	ui(func() {
+		wz.show(2)
+		wz.settings.model.SetSelected("mlp")
+		wz.settings.entries["epochs"].SetText("3")
+		wz.settings.entries["batch"].SetText("16")
+		test.Tap(wz.next)
+	})
+	wz.wg.Wait()
+	if wz.cur != 3 {
+		t.Fatalf("settings: %q", wz.status.Text)
+	}
+	ui(func() { test.Tap(wz.train.start) })
+	wz.wg.Wait()
+	if wz.result == nil || wz.result.Stopped == "" {
+		t.Fatalf("not stopped: %+v (%s)", wz.result, wz.train.where.Text)
+	}
+	dir := wz.result.RunDir
+	ui(func() { test.Tap(wz.next) })
+	wz.wg.Wait()
+	wz.wg.Wait()
+	ui(func() {
+		if !strings.Contains(wz.results.summary.Text, "Accuracy on the validation images") || len(wz.results.table.Objects) == 0 {
+			t.Errorf("a stopped run's results: %q", wz.results.summary.Text)
+		}
+		if wz.results.resumeBtn.Disabled() || wz.results.exportBtn.Disabled() {
+			t.Error("a stopped run can be resumed and exported")
+		}
+	})
+
+	// Runs lists it as stopped at epoch 1.
+	ui(wz.showRuns)
+	wz.wg.Wait()
+	ui(func() {
+		if len(wz.runs.runs) != 1 || wz.runs.runs[0].State != trainer.RunStopped || !strings.Contains(wz.runs.runs[0].Status, "stopped at epoch 1") {
+			t.Fatalf("runs: %+v", wz.runs.runs)
+		}
+		wz.runs.table.Select(widget.TableCellID{Row: 0, Col: 1})
+		test.Tap(wz.runs.buttons["export"])
+	})
+	wz.wg.Wait()
+	dest := filepath.Join(exports, filepath.Base(dir)+"-model")
+	for _, f := range []string{"best.ckpt", "labels.txt", "args.yaml"} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("export: %v", err)
+		}
+	}
+	ui(func() { test.Tap(wz.runs.buttons["export"]) })
+	wz.wg.Wait()
+	ents, _ := os.ReadDir(exports)
+	if len(ents) != 1 || !strings.Contains(wz.runs.note.Text, "already exists") {
+		t.Errorf("second export: %d entries in the folder, note %q", len(ents), wz.runs.note.Text)
+	}
+
+	// Resume: the charts start with the epoch trained before.
+	train = trainer.RunWithOptions
+	ui(func() { test.Tap(wz.runs.buttons["resume"]) })
+	wz.wg.Wait()
+	ui(func() {
+		if wz.cur != 3 || wz.result == nil || wz.result.Stopped != "" || wz.result.Epochs != 3 {
+			t.Fatalf("resumed: cur %d result %+v", wz.cur, wz.result)
+		}
+		if wz.train.acc.Len(1) != 3 || wz.train.loss.Len(0) == 0 {
+			t.Errorf("history: %d validation points (want 3: one before the resume)", wz.train.acc.Len(1))
+		}
+		if !strings.Contains(wz.train.log.Text, "continue from the 1 epoch") {
+			t.Errorf("log: %q", wz.train.log.Text)
+		}
+	})
+
+	// Delete asks first; No keeps the run.
+	confirm = false
+	ui(func() {
+		wz.showRuns()
+	})
+	wz.wg.Wait()
+	ui(func() {
+		wz.runs.table.Select(widget.TableCellID{Row: 0, Col: 0})
+		test.Tap(wz.runs.buttons["delete"])
+	})
+	if _, err := os.Stat(dir); err != nil || asked == "" {
+		t.Fatalf("declined delete: %v (asked %q)", err, asked)
+	}
+	confirm = true
+	ui(func() { test.Tap(wz.runs.buttons["delete"]) })
+	wz.wg.Wait()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("deleted run still there: %v", err)
+	}
+	ui(func() {
+		if len(wz.runs.runs) != 0 {
+			t.Errorf("runs after delete: %d", len(wz.runs.runs))
+		}
+	})
+}
+
+// TestOpenFolderFailureShowsPath: without a file manager the path is
+// shown with a copy button instead of nothing happening.
+func TestOpenFolderFailureShowsPath(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{OpenFolder: func(string) error { return errors.New("xdg-open is not installed") }})
+	loop.do(func() { wz.openFolder("/tmp/some run") })
+	wz.wg.Wait()
+	loop.do(func() {
+		if wz.lastPathDialog != "/tmp/some run" {
+			t.Errorf("no path offered: %q", wz.lastPathDialog)
+		}
+	})
+}
