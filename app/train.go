@@ -192,6 +192,9 @@ func (v *trainView) begin() {
 	ctl := &trainer.Control{}
 	opts := wz.resume
 	opts.Control, opts.Probe, opts.Sample = ctl, wz.deps.Probe, wz.deps.Sample
+	if opts.Resume == "" {
+		opts.Dataset = wz.dataset // used when the settings still match how it was loaded: no second copy
+	}
 	wz.resume = trainer.Options{}
 	v.mu.Lock()
 	v.active, v.cancel, v.ctl, v.done, v.ended = true, cancel, ctl, make(chan struct{}), make(chan struct{})
@@ -231,6 +234,8 @@ func (v *trainView) begin() {
 	})
 	wz.background(func() {
 		defer close(done)
+		var limit heapLimit
+		defer limit.release()
 		var batch []trainer.Event
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
@@ -243,6 +248,9 @@ func (v *trainView) begin() {
 						wz.ui(func() { v.apply(b) })
 					}
 					return
+				}
+				if ev.Kind == trainer.EventStart {
+					limit.hold() // the network is built: keep the heap near it
 				}
 				batch = append(batch, ev)
 			case <-tick.C:

@@ -201,6 +201,8 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 			if fb := append(train.Fallbacks, eval.Fallbacks...); len(fb) > 0 {
 				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("%d op(s) have no %s kernel and run through gorgonia on the CPU with copies: %s",
 					len(fb), r.device, strings.Join(fb, "; "))})
+			} else {
+				net.ReleaseGraphs() // the executor runs everything: gorgonia's tensors can go
 			}
 			return nil
 		}

@@ -90,6 +90,10 @@ type Options struct {
 	// Sample reads the GPU's utilisation and this process's use of it
 	// while training on CUDA (the proof of GPU use); nil: not sampled.
 	Sample GPUSampler
+	// Dataset, when it was loaded with the run's data path and options
+	// (data.Dataset.LoadedWith), is used instead of loading a second copy
+	// (the window has it loaded already); otherwise the run loads its own.
+	Dataset *data.Dataset
 	// Eager queues every kernel of every step on CUDA instead of
 	// capturing the step once in a CUDA graph and replaying it (for
 	// debugging, or to compare).
@@ -167,7 +171,11 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 	if r.cfg.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(r.cfg.Threads))
 	}
-	ds, err := data.Load(r.cfg.Data, data.Options{ImageSize: r.cfg.ImageSize, Grey: r.cfg.Grey, ValSplit: r.cfg.ValSplit, Seed: r.cfg.Seed})
+	dopt := data.Options{ImageSize: r.cfg.ImageSize, Grey: r.cfg.Grey, ValSplit: r.cfg.ValSplit, Seed: r.cfg.Seed}
+	ds, err := r.opts.Dataset, error(nil)
+	if !ds.LoadedWith(r.cfg.Data, dopt) {
+		ds, err = data.Load(r.cfg.Data, dopt)
+	}
 	if ds != nil && ds.Lint != nil {
 		em.send(ctx, Event{Kind: EventLog, Message: "dataset " + ds.Root + "\n" + ds.Lint.Summary()})
 	}

@@ -40,6 +40,9 @@ type Dataset struct {
 	Lint     *Lint
 	Credit   string // attribution, for built-in and known datasets
 	SizeNote string // folders: the size images were resized to, and why
+
+	loadedFrom string  // Load's path ("" for the built-in set)
+	loadedWith Options // and options (see LoadedWith)
 }
 
 // ImageSize is C×H×W.

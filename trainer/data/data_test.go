@@ -297,3 +297,20 @@ func TestBatcherPadsLastBatch(t *testing.T) {
 		t.Fatalf("last batch x %v y %v", b.X, b.Y)
 	}
 }
+
+func TestLoadedWith(t *testing.T) {
+	ds, err := Load(Builtin, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ds.LoadedWith(Builtin, Options{Seed: 1, ValSplit: 0.1}) || !ds.LoadedWith("", Options{Seed: 1}) {
+		t.Error("the same path and options must match")
+	}
+	if ds.LoadedWith(Builtin, Options{Seed: 2}) || ds.LoadedWith("/elsewhere", Options{Seed: 1}) || ds.LoadedWith(Builtin, Options{Seed: 1, Grey: true}) {
+		t.Error("another seed, path or option must not match")
+	}
+	var none *Dataset
+	if none.LoadedWith(Builtin, Options{}) {
+		t.Error("nil matches nothing")
+	}
+}

@@ -96,7 +96,29 @@ func Load(path string, opt Options) (*Dataset, error) {
 	if errs := d.Lint.Errors(); len(errs) > 0 {
 		return d, fmt.Errorf("%w: %s: %d problem(s) stop training; first: %s", ErrData, d.Root, len(errs), errs[0])
 	}
+	d.loadedFrom, d.loadedWith = path, opt
 	return d, nil
+}
+
+// LoadedWith says whether d is what Load(path, opt) gives now: the same
+// path and options, so a caller holding d (the window) can hand it to a
+// run instead of the run loading a second copy. Files changed since are
+// not noticed: the caller loaded it for this run.
+func (d *Dataset) LoadedWith(path string, opt Options) bool {
+	if d == nil || d.loadedFrom == "" && d.Format != "builtin" {
+		return false
+	}
+	if opt.ValSplit == 0 {
+		opt.ValSplit = 0.1
+	}
+	if path == "" {
+		path = Builtin
+	}
+	from := d.loadedFrom
+	if from == "" {
+		from = Builtin
+	}
+	return from == path && d.loadedWith == opt
 }
 
 // lintSameImages warns about identical images (the same pixels) with

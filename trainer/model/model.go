@@ -75,6 +75,9 @@ type Param struct {
 
 // Grad returns the gradient the last training step accumulated.
 func (p *Param) Grad() []float32 {
+	if p.train == nil {
+		return nil
+	}
 	g, err := p.train.Grad()
 	if err != nil || g == nil {
 		return nil
@@ -108,6 +111,29 @@ type Net struct {
 	Params []*Param
 	train  *graph
 	eval   *graph
+	// released: the gorgonia graphs were dropped (ReleaseGraphs).
+	released bool
+}
+
+// ErrReleased is returned by TrainStep and Predict after ReleaseGraphs.
+var ErrReleased = errors.New("model: the graphs were released to the executor")
+
+// ReleaseGraphs drops the gorgonia graphs once an executor has planned
+// them: the executor keeps what it needs (the parameters' data and the
+// batch-norm ops, which stay), and the graphs' own tensors (node values,
+// the max-pool masks gorgonia allocates at build: some 30 MiB for the CNN
+// at 48×48) can be freed. TrainStep and Predict fail afterwards.
+func (n *Net) ReleaseGraphs() {
+	for _, gr := range []*graph{n.train, n.eval} {
+		if gr.vm != nil {
+			gr.vm.Close()
+		}
+		gr.g, gr.x, gr.y, gr.logits, gr.loss, gr.grads, gr.vm, gr.xT, gr.yT = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	}
+	for _, p := range n.Params {
+		p.train, p.eval = nil, nil
+	}
+	n.released = true
 }
 
 // Build makes the network with parameters drawn from seed.
@@ -352,6 +378,9 @@ func (gr *graph) run(x, y []float32) error {
 // y: one-hot Batch×Classes), leaves the gradients in each Param's Grad, and
 // returns the loss and the logits (valid until the next call).
 func (n *Net) TrainStep(x, y []float32) (float32, []float32, error) {
+	if n.released {
+		return 0, nil, ErrReleased
+	}
 	if err := n.checkBatch(x, y); err != nil {
 		return 0, nil, err
 	}
@@ -364,6 +393,9 @@ func (n *Net) TrainStep(x, y []float32) (float32, []float32, error) {
 // Predict runs the evaluation graph (batch-norm with running statistics) and
 // returns the logits (valid until the next call).
 func (n *Net) Predict(x []float32) ([]float32, error) {
+	if n.released {
+		return nil, ErrReleased
+	}
 	if len(x) != n.Batch*n.InputSize() {
 		return nil, fmt.Errorf("%w: batch of %d inputs, want %d", ErrModel, len(x), n.Batch*n.InputSize())
 	}

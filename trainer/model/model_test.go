@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"strings"
@@ -161,5 +162,28 @@ func TestBatchNormNormalises(t *testing.T) {
 	}
 	if want := (2 - 0.5) / math.Sqrt(0.9+0.1*20.0/3+1e-5); math.Abs(float64(v.Data().([]float32)[0])-want) > 1e-5 {
 		t.Fatalf("evaluation gives %v, want %.5f first", v.Data(), want)
+	}
+}
+
+func TestReleaseGraphs(t *testing.T) {
+	n, err := Build(Spec{Kind: CNN, Channels: 1, Height: 8, Width: 8, Classes: 2}, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := n.RandomBatch(rand.New(rand.NewSource(1)))
+	if _, _, err := n.TrainStep(x, y); err != nil {
+		t.Fatal(err)
+	}
+	st := n.States()
+	n.ReleaseGraphs()
+	if _, _, err := n.TrainStep(x, y); !errors.Is(err, ErrReleased) {
+		t.Errorf("TrainStep after release: %v", err)
+	}
+	if _, err := n.Predict(x); !errors.Is(err, ErrReleased) {
+		t.Errorf("Predict after release: %v", err)
+	}
+	// What checkpoints need stays: parameters and batch-norm statistics.
+	if len(n.Params) == 0 || len(n.Params[0].Data) == 0 || len(n.States()) != len(st) || n.SetStates(st) != nil {
+		t.Error("parameters or statistics lost")
 	}
 }
