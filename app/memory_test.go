@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestHeapLimitHoldsAndRestores(t *testing.T) {
@@ -23,4 +24,15 @@ func TestHeapLimitHoldsAndRestores(t *testing.T) {
 		t.Errorf("after release %d, want %d", got, before)
 	}
 	h.release() // idempotent
+}
+
+func TestRoughDuration(t *testing.T) {
+	for in, want := range map[time.Duration]string{
+		145_300 * time.Microsecond: "150ms", 2_437 * time.Millisecond: "2.4s", 29_060 * time.Millisecond: "29s",
+		4_321 * time.Second: "1h12m0s", 612 * time.Second: "10m10s", 7 * time.Microsecond: "7µs",
+	} {
+		if got := roughDuration(in).String(); got != want {
+			t.Errorf("%v: %s, want %s", in, got, want)
+		}
+	}
 }

@@ -480,8 +480,20 @@ func estimateText(e trainer.Estimate, epochs int) string {
 		where = strings.ToUpper(e.Device)
 	}
 	s := fmt.Sprintf("About %s per epoch on %s, %s for %d epochs (measured now on this machine).",
-		e.PerEpoch.Round(100*time.Millisecond), where, (e.PerEpoch * time.Duration(epochs)).Round(time.Second), epochs)
+		roughDuration(e.PerEpoch), where, roughDuration(e.PerEpoch*time.Duration(epochs)), epochs)
 	return s
+}
+
+// roughDuration rounds d to two significant figures (150ms, 2.4s, 29s;
+// whole minutes from 17 minutes on), so that the per-epoch and the total
+// figure agree.
+func roughDuration(d time.Duration) time.Duration {
+	for unit := time.Duration(1); unit <= 10*time.Second; unit *= 10 {
+		if d < 100*unit {
+			return d.Round(unit)
+		}
+	}
+	return d.Round(time.Minute)
 }
 
 func (v *settingsView) saveYAML() {

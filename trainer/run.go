@@ -472,7 +472,13 @@ func (r *runner) loop(ctx context.Context) error {
 			return nil
 		}
 		for s := 0; train.Next(); s++ {
-			if !r.opts.Control.wait(ctx) {
+			w0 := time.Now()
+			goOn := r.opts.Control.wait(ctx)
+			if paused := time.Since(w0); paused > 10*time.Millisecond {
+				// Time paused is not training time: speeds and ETAs leave it out.
+				epStart, runStart = epStart.Add(paused), runStart.Add(paused)
+			}
+			if !goOn {
 				err := drain()
 				if err == nil {
 					var ck *Checkpoint
