@@ -123,7 +123,7 @@ func Parse(data []byte) (*Catalog, error) {
 			}
 			s.res = append(s.res, re)
 			s.needles = append(s.needles, needles(p))
-			s.lines = append(s.lines, strings.Contains(p, `\n`) || strings.Contains(p, "(?s"))
+			s.lines = append(s.lines, spansLines(p))
 		}
 		c.Signatures = append(c.Signatures, s)
 		c.byID[s.ID] = s
@@ -304,7 +304,7 @@ func required(re *syntax.Regexp) []string {
 		var best []string
 		var run strings.Builder
 		flush := func() {
-			if run.Len() > 0 && (best == nil || run.Len() > minLen(best)) {
+			if run.Len() > 0 && (best == nil || literalScore(run.String()) > quality(best)) {
 				best = []string{asciiLower(run.String())}
 			}
 			run.Reset()
@@ -315,7 +315,7 @@ func required(re *syntax.Regexp) []string {
 				continue
 			}
 			flush()
-			if r := required(sub); r != nil && (best == nil || minLen(r) > minLen(best)) {
+			if r := required(sub); r != nil && (best == nil || quality(r) > quality(best)) {
 				best = r
 			}
 		}
@@ -335,14 +335,45 @@ func required(re *syntax.Regexp) []string {
 	return nil
 }
 
-func minLen(ns []string) int {
-	m := -1
-	for _, n := range ns {
-		if m < 0 || len(n) < m {
-			m = len(n)
+// spansLines says whether a pattern may match across lines: it names a
+// line break (outside a negated class such as [^\n], which keeps a match
+// on its line) or lets . match one.
+func spansLines(p string) bool {
+	return strings.Contains(negatedClass.ReplaceAllString(p, ""), `\n`) || strings.Contains(p, "(?s")
+}
+
+var negatedClass = regexp.MustCompile(`\[\^(?:\\.|[^\]\\])*\]`)
+
+// commonLiterals are words most reports hold: a needle made of one finds
+// a pattern's place all over a paste, so a rarer literal of the pattern is
+// preferred.
+var commonLiterals = map[string]bool{"cpu": true, "gpu": true, "cuda": true, "torch": true, "pytorch": true,
+	"tensorflow": true, "nvidia": true, "error": true, "driver": true, "version": true, "device": true, "install": true}
+
+// literalScore ranks a literal as a needle: longer is rarer, non-ASCII
+// (CJK words) is rare in reports, a common word alone is frequent.
+func literalScore(n string) int {
+	s := len(n)
+	for i := 0; i < len(n); i++ {
+		if n[i] >= 0x80 {
+			s++
 		}
 	}
-	return m
+	if commonLiterals[strings.ToLower(strings.TrimSpace(n))] {
+		s /= 3
+	}
+	return s
+}
+
+// quality is how good a set of needles (one must occur) is: its worst.
+func quality(ns []string) int {
+	q := -1
+	for _, n := range ns {
+		if v := literalScore(n); q < 0 || v < q {
+			q = v
+		}
+	}
+	return q
 }
 
 // needleIndex finds every needle of the catalogue in one pass over a text:
