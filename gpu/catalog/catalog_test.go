@@ -19,6 +19,10 @@ func TestCatalogue(t *testing.T) {
 		if !strings.HasPrefix(s.Source, "https://") {
 			t.Errorf("%s: source %q is not a public URL", s.ID, s.Source)
 		}
+		// Findings read "The report shows <title>".
+		if strings.HasPrefix(strings.ToLower(s.Title), "the report") {
+			t.Errorf("%s: title %q would read \"The report shows the report …\"", s.ID, s.Title)
+		}
 		if s.Example == "" {
 			t.Errorf("%s: no example", s.ID)
 			continue
