@@ -57,6 +57,9 @@ func (j *judge) reportCPUBesideGPUPackage() {
 	}
 	cpuShown := false
 	for _, h := range p.Signatures {
+		if h.ID == "tensorflow_gpu_package_unavailable" {
+			return // the GPU package could not be installed at all: nothing beside it
+		}
 		cpuShown = cpuShown || h.Cause == gpu.CauseCPUOnlyBuild
 	}
 	if env, ok := j.reportEnv(); ok {
