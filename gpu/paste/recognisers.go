@@ -303,7 +303,9 @@ var recognisers = []recogniser{
 		}},
 	{hint: "microsoft windows", re: regexp.MustCompile(`Microsoft Windows`),
 		apply: func(pp *parser, m []string, s string) { pp.f.Host.OS = "windows" }},
-	{hint: "col", re: regexp.MustCompile(`(?i)\bcolab\b|google\.colab|\bgoogle[ -]coll?ab\b`), apply: (*parser).colab},
+	// "colab" inside a hyphenated name (requirements-win-colab-cuda.txt, a
+	// repository's name) says nothing of where the program runs.
+	{hint: "col", re: regexp.MustCompile(`(?i)(?:^|[^\w-])colab(?:$|[^\w-])|google\.colab|\bgoogle[ -]coll?ab\b`), apply: (*parser).colab},
 	{hint: "/content/", re: regexp.MustCompile(`(?:^|["'\s])/content/`),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.f.Host.Container == "" {
