@@ -203,7 +203,9 @@ func (j *judge) reportSituations() {
 	// already pins on the software: a CPU-only build, clashing installs, a
 	// GPU the build lacks kernels for, a driver too old for it.
 	inferred := failed && !j.softwareExplains()
-	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 {
+	// The toolkit's own hook failing to find the host's driver happens
+	// before the container exists: nothing was left out of it.
+	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_driver_not_injected", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The container gets the GPU but not the driver's CUDA library: the image does not ask for the compute capability, or the toolkit did not mount it",
 			Evidence: []string{`report: "` + p.DockerRun + `"`},
@@ -288,6 +290,16 @@ func (j *judge) gpuFailed() bool {
 func (j *judge) hitOf(c gpu.Cause) bool {
 	for _, h := range j.f.Paste.Signatures {
 		if h.Cause == c {
+			return true
+		}
+	}
+	return false
+}
+
+// hitID: the report holds the error text of the signature with this id.
+func (j *judge) hitID(id string) bool {
+	for _, h := range j.f.Paste.Signatures {
+		if h.ID == id {
 			return true
 		}
 	}
