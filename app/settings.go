@@ -17,7 +17,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-	"gopkg.in/yaml.v3"
 
 	"gpuwizard/cli"
 	"gpuwizard/internal/atomicfile"
@@ -387,10 +386,10 @@ func (v *settingsView) leave() error {
 // restore loads the last-used settings from the app's preferences.
 func (v *settingsView) restore() {
 	c := trainer.Defaults()
-	if b, err := os.ReadFile(v.wz.deps.SettingsFile); err == nil && v.wz.deps.SettingsFile != "" {
-		s := string(b)
-		var saved trainer.Config = c
-		if yaml.Unmarshal([]byte(s), &saved) == nil && saved.Validate() == nil {
+	if p := v.wz.deps.SettingsFile; p != "" {
+		// A regular file of at most a MiB, strictly decoded; anything else
+		// (a damaged or foreign file) leaves the defaults.
+		if saved, err := trainer.LoadConfigFile(p, c); err == nil && saved.Validate() == nil {
 			c = saved
 		}
 	}
