@@ -129,7 +129,7 @@ func (v *datasetView) load(path string) {
 			if format == "yolo" || format == "coco" {
 				lint, err = data.LintDetection(path)
 			} else if wz.deps.LoadData != nil {
-				ds, err = wz.deps.LoadData(path, data.Options{ImageSize: cfg.ImageSize, Grey: cfg.Grey, ValSplit: cfg.ValSplit, Seed: cfg.Seed})
+				ds, err = wz.deps.LoadData(path, cfg.DataOptions())
 				if ds != nil {
 					lint = ds.Lint
 				}

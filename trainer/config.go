@@ -13,6 +13,7 @@ import (
 
 	"gpuwizard/assets"
 	"gpuwizard/internal/safefile"
+	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/model"
 )
 
@@ -90,6 +91,11 @@ func ParseConfig(name string, b []byte, base Config) (Config, error) {
 		return base, fmt.Errorf("%w: %s: %s", ErrConfig, name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return c, nil
+}
+
+// DataOptions are the settings that say how the dataset is loaded.
+func (c Config) DataOptions() data.Options {
+	return data.Options{ImageSize: c.ImageSize, Grey: c.Grey, ValSplit: c.ValSplit, Seed: c.Seed}
 }
 
 // YAML returns the configuration as YAML (args.yaml).

@@ -189,6 +189,10 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 		tr, err := exec.NewTrainer(r.be, tg, eg, r.optim())
 		if err == nil {
 			r.net, r.tr = net, tr
+			r.params = r.params[:0]
+			for _, p := range net.Params {
+				r.params = append(r.params, p.Data)
+			}
 			if tries > 0 {
 				msg := fmt.Sprintf("out of GPU memory at batch %d: training at batch %d (halved %d×)", first, r.cfg.Batch, tries)
 				r.reason += "; " + msg

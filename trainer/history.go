@@ -147,7 +147,7 @@ func (r *runner) continueSchedule(ck *Checkpoint) {
 	if r.cfg.ExtendFrom >= r.cfg.Epochs { // cannot happen with Extend > 0; keep Validate happy
 		r.cfg.ExtendFrom = 0
 	}
-	floor := optim.Schedule{Base: r.cfg.LR, MinFactor: 0.01, ContinueRate: cur}.ContinueFloor()
+	floor := optim.Schedule{Base: r.cfg.LR, MinFactor: minLRFactor, ContinueRate: cur}.ContinueFloor()
 	r.extend = fmt.Sprintf("training %s more (to %d): the learning rate continues from %.3g (where epoch %d ended) and decays (cosine) to %.3g by epoch %d, instead of starting again at %g",
 		plural(r.opts.Extend, "epoch"), r.cfg.Epochs, cur, ck.Epoch, floor, r.cfg.Epochs, r.cfg.LR)
 }

@@ -171,10 +171,10 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 	if r.cfg.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(r.cfg.Threads))
 	}
-	dopt := data.Options{ImageSize: r.cfg.ImageSize, Grey: r.cfg.Grey, ValSplit: r.cfg.ValSplit, Seed: r.cfg.Seed}
-	ds, err := r.opts.Dataset, error(nil)
-	if !ds.LoadedWith(r.cfg.Data, dopt) {
-		ds, err = data.Load(r.cfg.Data, dopt)
+	ds := r.opts.Dataset
+	var err error
+	if !ds.LoadedWith(r.cfg.Data, r.cfg.DataOptions()) {
+		ds, err = data.Load(r.cfg.Data, r.cfg.DataOptions())
 	}
 	if ds != nil && ds.Lint != nil {
 		em.send(ctx, Event{Kind: EventLog, Message: "dataset " + ds.Root + "\n" + ds.Lint.Summary()})
@@ -201,9 +201,6 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 	}()
 	if err := r.build(ctx, spec); err != nil {
 		return nil, err
-	}
-	for _, p := range r.net.Params {
-		r.params = append(r.params, p.Data)
 	}
 	r.res = &Result{Device: r.device, DeviceReason: r.reason, Classes: ds.Classes}
 	if r.device != "cpu" {
@@ -392,7 +389,7 @@ func (r *runner) loop(ctx context.Context) error {
 	spe := train.Steps()
 	total := spe * cfg.Epochs
 	sched := optim.Schedule{Base: cfg.LR, Kind: cfg.Schedule, WarmupSteps: int(cfg.WarmupEpochs * float64(spe)),
-		TotalSteps: total, StepEvery: cfg.StepEvery * spe, Gamma: cfg.Gamma, MinFactor: 0.01,
+		TotalSteps: total, StepEvery: cfg.StepEvery * spe, Gamma: cfg.Gamma, MinFactor: minLRFactor,
 		ContinueStep: cfg.ExtendFrom * spe, ContinueRate: cfg.ExtendLR}
 	start, gstep, bestEpoch, bestAcc := 0, 0, 0, -1.0
 	if r.ck != nil {
@@ -565,21 +562,32 @@ func (r *runner) finalMetrics() error {
 	if err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	if err := ck.restore(r.net); err != nil {
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if err := r.tr.WriteParams(r.params); err != nil {
-		return fmt.Errorf("trainer: %w", err)
-	}
-	v := r.evaluate(r.ds.Val, "val")
-	r.res.Val = &v
-	if r.ds.Test != nil && r.ds.Test.Len() > 0 {
-		t := r.evaluate(r.ds.Test, "test")
-		r.res.Test = &t
+	if r.res.Val, r.res.Test, err = r.measure(ck); err != nil {
+		return err
 	}
 	b, _ := json.MarshalIndent(r.res, "", "  ")
 	return writeAtomic(r.opts.FS, filepath.Join(r.dir, "results.json"), append(b, '\n'))
 }
+
+// measure loads a checkpoint's model into the backend and evaluates it on
+// the validation split and, when there is one, the test split.
+func (r *runner) measure(ck *Checkpoint) (val, test *Metrics, err error) {
+	if err := ck.restore(r.net); err != nil {
+		return nil, nil, fmt.Errorf("trainer: %w", err)
+	}
+	if err := r.tr.WriteParams(r.params); err != nil {
+		return nil, nil, fmt.Errorf("trainer: %w", err)
+	}
+	v := r.evaluate(r.ds.Val, "val")
+	if r.ds.Test != nil && r.ds.Test.Len() > 0 {
+		t := r.evaluate(r.ds.Test, "test")
+		test = &t
+	}
+	return &v, test, nil
+}
+
+// minLRFactor is where a cosine schedule ends, as a share of the peak rate.
+const minLRFactor = 0.01
 
 func (r *runner) evaluate(s *data.Split, name string) Metrics {
 	classes := len(r.ds.Classes)
@@ -635,14 +643,6 @@ type Estimate struct {
 	Device   string // "cpu", "cuda:0", ...
 	Reason   string // why that device (as a run would say)
 	Batch    int    // the batch measured (a GPU may need a smaller one)
-}
-
-// EstimateEpoch times a few training steps on the CPU (see
-// EstimateEpochOn).
-func EstimateEpoch(ctx context.Context, cfg Config, ds *data.Dataset) (time.Duration, error) {
-	cfg.Device = "cpu"
-	e, err := EstimateEpochOn(ctx, cfg, ds, Options{})
-	return e.PerEpoch, err
 }
 
 // EstimateEpochOn times a few training steps of the model cfg and ds

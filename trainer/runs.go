@@ -189,7 +189,7 @@ func ReadRun(dir string) (RunInfo, error) {
 	if !s.Updated.IsZero() {
 		ri.Updated = s.Updated
 	}
-	if pid, running := RunningPID(dir); running {
+	if pid, running := runningPID(dir); running {
 		ri.State = RunRunning
 		ri.Status = fmt.Sprintf("running, epoch %d of %d done", ri.Epoch, ri.Epochs)
 		if pid > 0 {
@@ -229,15 +229,12 @@ func ReadRun(dir string) (RunInfo, error) {
 // file means finished, a last.ckpt stopped (its epoch from the file).
 func legacyState(dir string, hasLast bool) runState {
 	var s runState
-	if b, err := safefile.ReadFile(filepath.Join(dir, ResultsFile), 64<<20, "a run's results.json"); err == nil {
-		var res Result
-		if json.Unmarshal(b, &res) == nil {
-			s.State, s.Epoch, s.BestEpoch, s.Device = RunFinished, res.Epochs, res.BestEpoch, res.Device
-			if res.Val != nil {
-				s.BestAcc = res.Val.Accuracy
-			}
-			return s
+	if res, err := readResult(filepath.Join(dir, ResultsFile)); err == nil {
+		s.State, s.Epoch, s.BestEpoch, s.Device = RunFinished, res.Epochs, res.BestEpoch, res.Device
+		if res.Val != nil {
+			s.BestAcc = res.Val.Accuracy
 		}
+		return s
 	}
 	if hasLast {
 		s.State = RunStopped
@@ -251,9 +248,9 @@ func legacyState(dir string, hasLast bool) runState {
 	return s
 }
 
-// RunningPID says whether a process holds the run folder's lock, and its
+// runningPID says whether a process holds the run folder's lock, and its
 // PID when the lock file names one.
-func RunningPID(dir string) (int, bool) {
+func runningPID(dir string) (int, bool) {
 	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDONLY, 0)
 	if err != nil {
 		return 0, false
@@ -330,6 +327,10 @@ func stoppedNote(ri RunInfo, bestEpoch int) string {
 	return fmt.Sprintf("%s; the results are those of its best checkpoint (epoch %d)", ri.Status, bestEpoch)
 }
 
+// maxResultsFile caps a results file read back (a confusion matrix of
+// 1,000 classes takes some 10 MiB).
+const maxResultsFile = 64 << 20
+
 type readResultOut struct {
 	*Result
 	modTime time.Time
@@ -340,7 +341,7 @@ func readResult(path string) (readResultOut, error) {
 	if err != nil {
 		return readResultOut{}, err
 	}
-	b, err := safefile.ReadFile(path, 64<<20, "a results file")
+	b, err := safefile.ReadFile(path, maxResultsFile, "a results file")
 	if err != nil {
 		return readResultOut{}, err
 	}
@@ -360,7 +361,7 @@ func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) 
 	}
 	cfg := ck.Config
 	cfg.Device = "cpu"
-	ds, err := data.Load(cfg.Data, data.Options{ImageSize: cfg.ImageSize, Grey: cfg.Grey, ValSplit: cfg.ValSplit, Seed: cfg.Seed})
+	ds, err := data.Load(cfg.Data, cfg.DataOptions())
 	if err != nil {
 		return nil, fmt.Errorf("trainer: evaluating %s needs its dataset %s: %w (move the dataset back, or resume the run to finish it)", path, cfg.Data, err)
 	}
@@ -381,24 +382,12 @@ func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) 
 	if err := r.build(ctx, spec); err != nil {
 		return nil, err
 	}
-	for _, p := range r.net.Params {
-		r.params = append(r.params, p.Data)
-	}
-	if err := ck.restore(r.net); err != nil {
-		return nil, err
-	}
-	if err := r.tr.WriteParams(r.params); err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
-	}
 	res := &Result{RunDir: dir, BestEpoch: ck.Epoch, History: ck.History, Classes: ck.Classes}
 	if ck.BestEpoch > 0 {
 		res.BestEpoch = ck.BestEpoch
 	}
-	v := r.evaluate(ds.Val, "val")
-	res.Val = &v
-	if ds.Test != nil && ds.Test.Len() > 0 {
-		t := r.evaluate(ds.Test, "test")
-		res.Test = &t
+	if res.Val, res.Test, err = r.measure(ck); err != nil {
+		return nil, err
 	}
 	return res, ctx.Err()
 }
@@ -495,24 +484,4 @@ func DeleteRun(dir string) error {
 		return fmt.Errorf("trainer: deleting %s: %w", dir, err)
 	}
 	return nil
-}
-
-// RunHistory reads a run's curves: its smoothed steps (steps.csv) and its
-// epochs (a finished run's results.json, else the last checkpoint's).
-func RunHistory(dir string) ([]StepPoint, []EpochResult, error) {
-	ri, err := ReadRun(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	var hist []EpochResult
-	if res, err := readResult(filepath.Join(dir, ResultsFile)); err == nil && ri.State == RunFinished {
-		hist = res.History
-	} else if ck, err := LoadCheckpoint(filepath.Join(dir, "last.ckpt")); err == nil {
-		hist = ck.History
-	}
-	upTo := float64(ri.Epoch)
-	if len(hist) > 0 {
-		upTo = float64(hist[len(hist)-1].Epoch)
-	}
-	return readSteps(filepath.Join(dir, StepsFile), upTo), hist, nil
 }

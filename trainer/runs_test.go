@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,9 +77,10 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 			last = e.X
 		}
 	}
-	pts, hist, err := RunHistory(fin.RunDir)
-	if err != nil || len(hist) != 2 || len(pts) < 2 || pts[len(pts)-1].X != 2 {
-		t.Fatalf("history: %d epochs, %d points (last %+v), %v", len(hist), len(pts), pts, err)
+	pts := readSteps(filepath.Join(fin.RunDir, StepsFile), math.Inf(1))
+	saved, err := readResult(filepath.Join(fin.RunDir, ResultsFile))
+	if err != nil || len(saved.History) != 2 || len(pts) < 2 || pts[len(pts)-1].X != 2 {
+		t.Fatalf("history: %d points (last %+v), %v", len(pts), pts, err)
 	}
 
 	// A finished run's results are its results.json.
@@ -208,7 +210,7 @@ func TestResumeKeepsHistoryAndExtendContinuesTheRate(t *testing.T) {
 	if err != nil || ck.Config.ExtendFrom != 3 || ck.Config.ExtendLR != lastLR {
 		t.Fatalf("the continuation must be recorded for later resumes: %+v, %v", ck.Config, err)
 	}
-	pts, _, _ := RunHistory(res.RunDir)
+	pts := readSteps(filepath.Join(res.RunDir, StepsFile), math.Inf(1))
 	if len(pts) == 0 || pts[len(pts)-1].X != 5 {
 		t.Errorf("steps after extend end at %v", pts)
 	}

@@ -41,7 +41,7 @@ type Dataset struct {
 	Credit   string // attribution, for built-in and known datasets
 	SizeNote string // folders: the size images were resized to, and why
 
-	loadedFrom string  // Load's path ("" for the built-in set)
+	loadedFrom string  // Load's path (sourceName); "" when not loaded by Load
 	loadedWith Options // and options (see LoadedWith)
 }
 

@@ -332,13 +332,15 @@ func autoFolderSize(files []folderImage) (int, string) {
 	return side, fmt.Sprintf("image_size auto: %dx%d, the size all the images share", side, side)
 }
 
-// imageHeader reads an image file's header (its size) without decoding it.
+// imageHeader reads an image file's header (its size) without decoding
+// it; an image the decoder would refuse (unreadable, empty, too large)
+// does not count.
 func imageHeader(path string) (image.Config, bool) {
 	f, err := openImage(path)
 	if err != nil {
 		return image.Config{}, false
 	}
 	defer f.Close()
-	c, _, err := image.DecodeConfig(io.LimitReader(f, 1<<20))
+	c, _, err := checkImageHeader(io.LimitReader(f, 1<<20), MaxImagePixels)
 	return c, err == nil
 }

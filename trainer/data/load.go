@@ -96,7 +96,7 @@ func Load(path string, opt Options) (*Dataset, error) {
 	if errs := d.Lint.Errors(); len(errs) > 0 {
 		return d, fmt.Errorf("%w: %s: %d problem(s) stop training; first: %s", ErrData, d.Root, len(errs), errs[0])
 	}
-	d.loadedFrom, d.loadedWith = path, opt
+	d.loadedFrom, d.loadedWith = sourceName(path), opt
 	return d, nil
 }
 
@@ -105,20 +105,18 @@ func Load(path string, opt Options) (*Dataset, error) {
 // run instead of the run loading a second copy. Files changed since are
 // not noticed: the caller loaded it for this run.
 func (d *Dataset) LoadedWith(path string, opt Options) bool {
-	if d == nil || d.loadedFrom == "" && d.Format != "builtin" {
-		return false
-	}
 	if opt.ValSplit == 0 {
-		opt.ValSplit = 0.1
+		opt.ValSplit = 0.1 // as Load takes it
 	}
+	return d != nil && d.loadedFrom != "" && d.loadedFrom == sourceName(path) && d.loadedWith == opt
+}
+
+// sourceName is the name Load gives a path: "" is the built-in set.
+func sourceName(path string) string {
 	if path == "" {
-		path = Builtin
+		return Builtin
 	}
-	from := d.loadedFrom
-	if from == "" {
-		from = Builtin
-	}
-	return from == path && d.loadedWith == opt
+	return path
 }
 
 // lintSameImages warns about identical images (the same pixels) with
