@@ -16,6 +16,13 @@ import (
 
 var showMisses = flag.Bool("misses", false, "log every corpus report whose first finding names another cause")
 
+// diagnoseText parses a pasted text and diagnoses it, on the day the
+// corpus's reports are judged on.
+func diagnoseText(t testing.TB, text string) gpu.Report {
+	t.Helper()
+	return Diagnose(paste.Parse(text, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), mustMatrix(t))
+}
+
 // score runs the doctor on every report of a corpus part and returns the
 // share whose first finding names the settled cause, with a table per
 // cause and the misses.
@@ -25,13 +32,12 @@ func score(t *testing.T, part string) (float64, string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	matrix := mustMatrix(t)
 	type tally struct{ right, total int }
 	per := map[gpu.Cause]*tally{}
 	var misses []string
 	right := 0
 	for _, r := range reports {
-		rep := Diagnose(paste.Parse(r.Text, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), matrix)
+		rep := diagnoseText(t, r.Text)
 		if per[r.Cause] == nil {
 			per[r.Cause] = &tally{}
 		}

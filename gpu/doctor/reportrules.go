@@ -52,16 +52,11 @@ func (j *judge) reportDriverBelowCUDA() {
 // one at work: the CPU package, pulled in beside it, wins the import.
 func (j *judge) reportCPUBesideGPUPackage() {
 	p := j.f.Paste
-	if len(p.GPUPackages) == 0 {
+	// A GPU package that could not be installed at all has nothing beside it.
+	if len(p.GPUPackages) == 0 || j.hitID("tensorflow_gpu_package_unavailable") {
 		return
 	}
-	cpuShown := false
-	for _, h := range p.Signatures {
-		if h.ID == "tensorflow_gpu_package_unavailable" {
-			return // the GPU package could not be installed at all: nothing beside it
-		}
-		cpuShown = cpuShown || h.Cause == gpu.CauseCPUOnlyBuild
-	}
+	cpuShown := j.hitOf(gpu.CauseCPUOnlyBuild)
 	if env, ok := j.reportEnv(); ok {
 		for _, pk := range env.Packages {
 			cpuShown = cpuShown || pk.CPUOnly && !pk.Shadowed && pk.Name != "torch"

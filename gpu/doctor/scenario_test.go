@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +22,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under ../testdata/golden")
 
+// testMatrix is the compatibility matrix, parsed once: the rules only read
+// it, and some tests diagnose thousands of texts.
+var testMatrix = sync.OnceValues(compat.LoadMatrix)
+
 func mustMatrix(t testing.TB) *compat.Matrix {
 	t.Helper()
-	m, err := compat.LoadMatrix()
+	m, err := testMatrix()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/internal/corpus"
 	"gpuwizard/gpu/internal/wordmodel"
-	"gpuwizard/gpu/paste"
 )
 
 var (
@@ -41,11 +39,6 @@ func withWords(s wordSettings, fn func()) {
 	words = s
 	defer func() { words = old }()
 	fn()
-}
-
-func diagnoseText(t testing.TB, text string) gpu.Report {
-	t.Helper()
-	return Diagnose(paste.Parse(text, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), mustMatrix(t))
 }
 
 func TestWordFallback(t *testing.T) {

@@ -270,10 +270,7 @@ var recognisers = []recogniser{
 			if pp.p.DockerRun == "" {
 				pp.p.DockerRun, pp.p.DockerGPUs = trimQuote(s), &gpus
 			}
-			if pp.f.Host.Container == "" {
-				pp.f.Host.Container = "container"
-			}
-			pp.quote("os", s)
+			inContainer(pp, m, s)
 		}},
 	// Containers in words, a Dockerfile's FROM (upper case; Python's "from
 	// x import y" is not) and image tags that name a CUDA: three cheap

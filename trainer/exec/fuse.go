@@ -97,9 +97,10 @@ func (p *planner) fuse(live []*G.Node) {
 	// gradient's): each of them may read the small tensor instead, and the
 	// broadcast is not materialised (at 48×48 it would keep a whole
 	// activation's worth alive from the forward pass to the backward).
-	// used records which of them did (see the end of fuse).
+	// used records which of them did, as {broadcast, reader} (see the end
+	// of fuse).
 	shared := map[int64]bool{}
-	used := map[int64]map[int64]bool{}
+	used := map[[2]int64]bool{}
 	for _, n := range live {
 		if kindOf(n) != "*gorgonia.repeatOp" || p.users[n.ID()] < 2 || len(cons[n.ID()]) != p.users[n.ID()] {
 			continue
@@ -112,7 +113,9 @@ func (p *planner) fuse(live []*G.Node) {
 				ok = false
 			}
 		}
-		shared[n.ID()] = ok
+		if ok {
+			shared[n.ID()] = true
+		}
 	}
 	// bcast finds a chain of repeats broadcasting a small tensor to n's
 	// shape, each used only by the next (or n shared).
@@ -221,23 +224,17 @@ func (p *planner) fuse(live []*G.Node) {
 			group(anchor, f, members...)
 			for _, u := range uses {
 				if shared[u[0].ID()] {
-					if used[u[0].ID()] == nil {
-						used[u[0].ID()] = map[int64]bool{}
-					}
-					used[u[0].ID()][u[1].ID()] = true
+					used[[2]int64{u[0].ID(), u[1].ID()}] = true
 				}
 			}
 		}
 	}
 	// A shared broadcast one of whose readers was not fused is computed
 	// after all (with the repeats under it).
-	for id, ok := range shared {
-		if !ok {
-			continue
-		}
+	for id := range shared {
 		all := true
 		for _, c := range cons[id] {
-			all = all && used[id][c.ID()]
+			all = all && used[[2]int64{id, c.ID()}]
 		}
 		if all {
 			continue
