@@ -174,13 +174,6 @@ func (v *trainView) atEnd() bool {
 	return content <= view || v.logBox.Offset.Y >= content-view-8
 }
 
-// clearLog empties the log.
-func (v *trainView) clearLog() {
-	v.logLines = nil
-	v.log.SetText("")
-	v.logBox.ScrollToTop()
-}
-
 // begin starts the run with the chosen settings (or the resume/extend the
 // Results step asked for).
 func (v *trainView) begin() {
