@@ -32,10 +32,7 @@ type runsView struct {
 }
 
 // runColumns are the Runs table's columns.
-var runColumns = []struct {
-	title string
-	width float32
-}{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
+var runColumns = []column{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
 
 func newRunsView(wz *wizard) *runsView {
 	v := &runsView{wz: wz, sel: -1, buttons: map[string]*widget.Button{}}
@@ -45,30 +42,7 @@ func newRunsView(wz *wizard) *runsView {
 	v.note.Wrapping = fyne.TextWrapWord
 	v.chosen = widget.NewLabel("Choose a run in the table.")
 	v.chosen.Wrapping = fyne.TextWrapWord
-	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.runs), len(runColumns) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			if id.Row < len(v.runs) {
-				o.(*widget.Label).SetText(runCell(v.runs[id.Row], id.Col))
-			}
-		})
-	v.table.ShowHeaderColumn = false
-	v.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(runColumns) {
-			o.(*widget.Label).SetText(runColumns[id.Col].title)
-		}
-	}
-	for i, c := range runColumns {
-		v.table.SetColumnWidth(i, c.width)
-	}
+	v.table = textTable(runColumns, func() int { return len(v.runs) }, func(row, col int) string { return runCell(v.runs[row], col) })
 	v.table.OnSelected = func(id widget.TableCellID) { v.choose(id.Row) }
 	v.more = widget.NewEntry()
 	v.more.SetText("5")
