@@ -97,32 +97,14 @@ func LiveDeps() Deps {
 				done(r.URI().Path())
 			}, w)
 		},
-		SaveFile: func(w fyne.Window, name string, done func(string)) {
-			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-				if err != nil || wc == nil {
-					done("")
-					return
-				}
-				wc.Close()
-				done(wc.URI().Path())
-			}, w)
-			d.SetFileName(name)
-			d.Show()
-		},
+		SaveFile: saveFileDialog,
 		ExportTo: func(w fyne.Window, name string, done func(string)) {
-			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-				if err != nil || wc == nil {
-					done("")
-					return
-				}
-				wc.Close()
+			saveFileDialog(w, name, func(p string) {
 				// The dialog created an empty file of that name: the
 				// export is a folder, made by renaming at the end.
-				removeEmptyFile(wc.URI().Path())
-				done(wc.URI().Path())
-			}, w)
-			d.SetFileName(name)
-			d.Show()
+				removeEmptyFile(p) // "" (cancelled) is no file: nothing to remove
+				done(p)
+			})
 		},
 		Confirm: func(w fyne.Window, title, message string, done func(bool)) {
 			dialog.ShowConfirm(title, message, done, w)
@@ -130,6 +112,21 @@ func LiveDeps() Deps {
 		OpenFolder:   openWithDesktop,
 		SettingsFile: settingsFile(),
 	}
+}
+
+// saveFileDialog asks for a file name with Fyne's save dialog, suggesting
+// name; done gets its path, or "" when cancelled.
+func saveFileDialog(w fyne.Window, name string, done func(string)) {
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil || wc == nil {
+			done("")
+			return
+		}
+		wc.Close()
+		done(wc.URI().Path())
+	}, w)
+	d.SetFileName(name)
+	d.Show()
 }
 
 // openWithDesktop opens path with xdg-open (open on macOS, explorer on
