@@ -30,7 +30,6 @@ type resultsView struct {
 	samples   *fyne.Container
 	folder    *widget.Label
 	tryOut    *widget.Label
-	more      *widget.Entry
 	resumeBtn *widget.Button
 	moreBtn   *widget.Button
 	exportBtn *widget.Button
@@ -54,9 +53,6 @@ func newResultsView(wz *wizard) *resultsView {
 	v.tryOut = widget.NewLabel("")
 	v.tryOut.Wrapping = fyne.TextWrapWord
 	v.tryOut.Hide()
-	v.more = widget.NewEntry()
-	v.more.SetText("5")
-	v.more.Validator = intValidator("epochs", 1, 10000)
 	open := widget.NewButtonWithIcon("Open folder", theme.FolderOpenIcon(), func() {
 		if wz.result != nil {
 			wz.openFolder(wz.result.RunDir)
@@ -64,18 +60,12 @@ func newResultsView(wz *wizard) *resultsView {
 	})
 	try := widget.NewButtonWithIcon("Try an image…", theme.FileImageIcon(), v.tryImage)
 	v.resumeBtn = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { v.again(0) })
-	v.moreBtn = widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
-		if err := v.more.Validate(); err != nil {
-			wz.status.SetText(err.Error())
-			return
-		}
-		n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
-		v.again(n)
-	})
+	var count fyne.CanvasObject
+	v.moreBtn, count = wz.moreEpochs(v.again)
 	v.exportBtn = widget.NewButtonWithIcon("Export…", theme.UploadIcon(), v.export)
 	v.deleteBtn = widget.NewButtonWithIcon("Delete…", theme.DeleteIcon(), v.remove)
 	runs := widget.NewButtonWithIcon("All runs", theme.ListIcon(), wz.showRuns)
-	actions := container.NewHBox(v.resumeBtn, v.moreBtn, container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+	actions := container.NewHBox(v.resumeBtn, v.moreBtn, count,
 		widget.NewSeparator(), try, open, v.exportBtn, v.deleteBtn, widget.NewSeparator(), runs)
 	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut,
 		bold("Per class (best model)"), v.table,

@@ -24,7 +24,6 @@ type runsView struct {
 	table   *widget.Table
 	runs    []trainer.RunInfo // UI goroutine only
 	sel     int               // the chosen row; -1 none
-	more    *widget.Entry
 	chosen  *widget.Label
 	buttons map[string]*widget.Button
 	gen     int
@@ -44,9 +43,8 @@ func newRunsView(wz *wizard) *runsView {
 	v.chosen.Wrapping = fyne.TextWrapWord
 	v.table = textTable(runColumns, func() int { return len(v.runs) }, func(row, col int) string { return runCell(v.runs[row], col) })
 	v.table.OnSelected = func(id widget.TableCellID) { v.choose(id.Row) }
-	v.more = widget.NewEntry()
-	v.more.SetText("5")
-	v.more.Validator = intValidator("epochs", 1, 10000)
+	more, count := wz.moreEpochs(v.again)
+	v.buttons["more"] = more
 	add := func(key, label string, icon fyne.Resource, f func()) *widget.Button {
 		b := widget.NewButtonWithIcon(label, icon, f)
 		v.buttons[key] = b
@@ -56,15 +54,7 @@ func newRunsView(wz *wizard) *runsView {
 	results.Importance = widget.HighImportance
 	actions := container.NewHBox(results,
 		add("resume", "Resume", theme.MediaPlayIcon(), func() { v.again(0) }),
-		add("more", "Train more epochs:", theme.ContentAddIcon(), func() {
-			if err := v.more.Validate(); err != nil {
-				wz.status.SetText(err.Error())
-				return
-			}
-			n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
-			v.again(n)
-		}),
-		container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+		more, count,
 		add("export", "Export…", theme.UploadIcon(), func() {
 			if r := v.current(); r != nil {
 				wz.exportRun(r.Dir, v.note.SetText)
@@ -231,6 +221,24 @@ func (v *runsView) again(extra int) {
 	v.wz.cfg.Epochs = r.Epochs + extra
 	v.wz.show(3)
 	v.wz.train.begin()
+}
+
+// moreEpochs is the "Train more epochs: [5]" button and its number, in the
+// Runs view and the Results step: the button calls again with the number
+// (1 to 10000), or says in the status line what is wrong with it.
+func (wz *wizard) moreEpochs(again func(int)) (*widget.Button, fyne.CanvasObject) {
+	n := widget.NewEntry()
+	n.SetText("5")
+	n.Validator = intValidator("epochs", 1, 10000)
+	b := widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
+		if err := n.Validate(); err != nil {
+			wz.status.SetText(err.Error())
+			return
+		}
+		k, _ := strconv.Atoi(strings.TrimSpace(n.Text))
+		again(k)
+	})
+	return b, container.NewGridWrap(fyne.NewSize(64, n.MinSize().Height), n)
 }
 
 // openRun shows a run from the runs folder in the Results step: its
