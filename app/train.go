@@ -197,11 +197,10 @@ func (v *trainView) begin() {
 	// The charts start empty; a resumed or extended run's EventStart
 	// brings what came before.
 	v.resetCharts(wz.cfg.Epochs)
-	v.last, v.paused, v.gpuSeen = nil, false, time.Time{}
+	v.last, v.gpuSeen = nil, time.Time{}
+	v.setPaused(false)
 	v.start.Disable()
 	v.pause.Enable()
-	v.pause.SetText("Pause")
-	v.pause.SetIcon(theme.MediaPauseIcon())
 	v.stop.Enable()
 	v.progress.SetValue(0)
 	switch {
@@ -438,10 +437,7 @@ func (v *trainView) finished(res *trainer.Result, err error) {
 	v.mu.Lock()
 	v.active, v.cancel = false, nil
 	v.mu.Unlock()
-	v.paused = false
-	v.progress.Refresh()
-	v.pause.SetText("Pause")
-	v.pause.SetIcon(theme.MediaPauseIcon())
+	v.setPaused(false)
 	v.start.Enable()
 	v.pause.Disable()
 	v.stop.Disable()
@@ -469,23 +465,32 @@ func (v *trainView) togglePause() {
 	}
 	if ctl.Paused() {
 		ctl.Resume()
-		v.paused = false
-		v.pause.SetText("Pause")
-		v.pause.SetIcon(theme.MediaPauseIcon())
+		v.setPaused(false)
 		v.logf("resumed")
 	} else {
 		ctl.Pause()
-		v.paused = true
-		v.pause.SetText("Resume")
-		v.pause.SetIcon(theme.MediaPlayIcon())
+		v.setPaused(true)
 		v.logf("paused after the current step")
 	}
-	v.progress.Refresh()
 	if v.last != nil {
 		v.showWhere()
 	} else if v.paused {
 		v.where.SetText("Paused.")
 	}
+}
+
+// setPaused shows the run as paused or not: the Pause button (Resume
+// while paused) and the progress bar's text.
+func (v *trainView) setPaused(p bool) {
+	v.paused = p
+	if p {
+		v.pause.SetText("Resume")
+		v.pause.SetIcon(theme.MediaPlayIcon())
+	} else {
+		v.pause.SetText("Pause")
+		v.pause.SetIcon(theme.MediaPauseIcon())
+	}
+	v.progress.Refresh()
 }
 
 // halt stops the run; the trainer saves a resumable checkpoint.
