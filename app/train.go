@@ -357,10 +357,7 @@ func (v *trainView) apply(evs []trainer.Event) {
 			if x == 0 {
 				x = float64(ev.Epoch-1) + float64(ev.Step)/float64(max(ev.Steps, 1))
 			}
-			loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
-			if loss == 0 && acc == 0 { // an older trainer: its running means
-				loss, acc = ev.Loss, ev.Accuracy
-			}
+			loss, acc := smoothed(&ev)
 			v.loss.Append(0, x, loss)
 			v.acc.Append(0, x, 100*acc)
 			v.lr.Append(0, x, ev.LR)
@@ -407,6 +404,15 @@ func (v *trainView) apply(evs []trainer.Event) {
 	}
 }
 
+// smoothed is a step's smoothed training loss and accuracy, or its
+// running means when the event has none (a trainer that does not smooth).
+func smoothed(ev *trainer.Event) (loss, acc float64) {
+	if ev.SmoothLoss == 0 && ev.SmoothAccuracy == 0 {
+		return ev.Loss, ev.Accuracy
+	}
+	return ev.SmoothLoss, ev.SmoothAccuracy
+}
+
 // showWhere writes the progress line from the last step: no speed and no
 // time left while paused.
 func (v *trainView) showWhere() {
@@ -414,10 +420,7 @@ func (v *trainView) showWhere() {
 	if ev == nil {
 		return
 	}
-	loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
-	if loss == 0 && acc == 0 {
-		loss, acc = ev.Loss, ev.Accuracy
-	}
+	loss, acc := smoothed(ev)
 	pos := fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%%", ev.Epoch, ev.Epochs, ev.Step, ev.Steps, loss, 100*acc)
 	if v.paused {
 		v.where.SetText("Paused at " + strings.ToLower(pos[:1]) + pos[1:] + ". Resume to go on; Stop keeps a resumable checkpoint.")
