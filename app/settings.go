@@ -366,11 +366,9 @@ func (v *settingsView) leave() error {
 	}
 	// A measurement still running would share the machine (and memory)
 	// with the training: stop it; the estimate on screen stays.
-	if v.estTimer != nil {
-		v.estTimer.Stop()
-	}
-	if v.estCancel != nil {
-		v.cancelEstimate()
+	measuring := v.estCancel != nil
+	v.cancelEstimate() // and a pending re-estimate
+	if measuring {
 		v.estimate.SetText("")
 		v.estKey = ""
 	}
