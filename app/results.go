@@ -6,6 +6,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -264,7 +265,7 @@ func bold(s string) *widget.Label {
 // class when wrong (the label wraps at words).
 func (v *resultsView) showSamples(res *trainer.Result) {
 	ds := v.wz.dataset
-	if ds == nil || !sameClasses(ds.Classes, res.Classes) {
+	if ds == nil || (len(res.Classes) > 0 && !slices.Equal(ds.Classes, res.Classes)) { // another dataset's model
 		return
 	}
 	gen := v.gen
@@ -318,21 +319,6 @@ func sampleCell(img image.Image, pred, truth string) fyne.CanvasObject {
 	l.Wrapping = fyne.TextWrapWord
 	l.SizeName = theme.SizeNameCaptionText
 	return container.NewBorder(ci, nil, nil, nil, l)
-}
-
-func sameClasses(a, b []string) bool {
-	if len(b) == 0 {
-		return true
-	}
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (v *resultsView) tryImage() {
