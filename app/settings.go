@@ -20,6 +20,7 @@ import (
 
 	"gpuwizard/cli"
 	"gpuwizard/internal/atomicfile"
+	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -552,8 +553,13 @@ var yamlUnknown = regexp.MustCompile(`field (\S+) not found in type`)
 // YAML decoder's message.
 func plainYAMLError(path string, err error) string {
 	msg := err.Error()
-	src, _ := os.ReadFile(path)
-	lines := strings.Split(string(src), "\n")
+	var lines []string
+	if yamlLine.MatchString(msg) {
+		// The decoder read the file, so it is a regular file within the
+		// cap; read it the same way (never a pipe that would block).
+		src, _ := safefile.ReadFile(path, trainer.MaxConfigFile, "a config file")
+		lines = strings.Split(string(src), "\n")
+	}
 	keyOn := func(n int) string {
 		if n < 1 || n > len(lines) {
 			return ""
