@@ -183,7 +183,6 @@ type checkView struct {
 	last     *gpu.Report  // the report on screen
 	do       func(func()) // runs on the UI goroutine; nil: fyne.DoAndWait
 	busy     bool
-	deepRun  bool          // the running check is the deep one
 	report   *widget.Entry // a report pasted from another machine
 	source   *widget.Label // what the findings below are about
 	verdict  *widget.Label
@@ -274,7 +273,7 @@ func (c *checkView) runWith(check Checker, what string, deep bool) {
 	if c.busy || check == nil {
 		return
 	}
-	c.busy, c.deepRun = true, deep
+	c.busy = true
 	c.source.SetText("This machine")
 	c.verdict.SetText(what)
 	c.verdict.Importance = widget.MediumImportance
@@ -291,10 +290,9 @@ func (c *checkView) runWith(check Checker, what string, deep bool) {
 			c.busy = false
 			c.deepBtn.Enable()
 			c.show(rep, err)
-			if c.deepRun && err == nil {
+			if deep && err == nil {
 				c.source.SetText("This machine, deep check: " + deepSummary(rep))
 			}
-			c.deepRun = false
 			if err == nil && c.onReport != nil {
 				c.onReport(rep)
 			}
