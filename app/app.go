@@ -97,32 +97,14 @@ func LiveDeps() Deps {
 				done(r.URI().Path())
 			}, w)
 		},
-		SaveFile: func(w fyne.Window, name string, done func(string)) {
-			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-				if err != nil || wc == nil {
-					done("")
-					return
-				}
-				wc.Close()
-				done(wc.URI().Path())
-			}, w)
-			d.SetFileName(name)
-			d.Show()
-		},
+		SaveFile: saveFileDialog,
 		ExportTo: func(w fyne.Window, name string, done func(string)) {
-			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-				if err != nil || wc == nil {
-					done("")
-					return
-				}
-				wc.Close()
+			saveFileDialog(w, name, func(p string) {
 				// The dialog created an empty file of that name: the
 				// export is a folder, made by renaming at the end.
-				removeEmptyFile(wc.URI().Path())
-				done(wc.URI().Path())
-			}, w)
-			d.SetFileName(name)
-			d.Show()
+				removeEmptyFile(p) // "" (cancelled) is no file: nothing to remove
+				done(p)
+			})
 		},
 		Confirm: func(w fyne.Window, title, message string, done func(bool)) {
 			dialog.ShowConfirm(title, message, done, w)
@@ -130,6 +112,21 @@ func LiveDeps() Deps {
 		OpenFolder:   openWithDesktop,
 		SettingsFile: settingsFile(),
 	}
+}
+
+// saveFileDialog asks for a file name with Fyne's save dialog, suggesting
+// name; done gets its path, or "" when cancelled.
+func saveFileDialog(w fyne.Window, name string, done func(string)) {
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil || wc == nil {
+			done("")
+			return
+		}
+		wc.Close()
+		done(wc.URI().Path())
+	}, w)
+	d.SetFileName(name)
+	d.Show()
 }
 
 // openWithDesktop opens path with xdg-open (open on macOS, explorer on
@@ -186,7 +183,6 @@ type checkView struct {
 	last     *gpu.Report  // the report on screen
 	do       func(func()) // runs on the UI goroutine; nil: fyne.DoAndWait
 	busy     bool
-	deepRun  bool          // the running check is the deep one
 	report   *widget.Entry // a report pasted from another machine
 	source   *widget.Label // what the findings below are about
 	verdict  *widget.Label
@@ -277,7 +273,7 @@ func (c *checkView) runWith(check Checker, what string, deep bool) {
 	if c.busy || check == nil {
 		return
 	}
-	c.busy, c.deepRun = true, deep
+	c.busy = true
 	c.source.SetText("This machine")
 	c.verdict.SetText(what)
 	c.verdict.Importance = widget.MediumImportance
@@ -294,10 +290,9 @@ func (c *checkView) runWith(check Checker, what string, deep bool) {
 			c.busy = false
 			c.deepBtn.Enable()
 			c.show(rep, err)
-			if c.deepRun && err == nil {
+			if deep && err == nil {
 				c.source.SetText("This machine, deep check: " + deepSummary(rep))
 			}
-			c.deepRun = false
 			if err == nil && c.onReport != nil {
 				c.onReport(rep)
 			}

@@ -83,17 +83,6 @@ func (c *LineChart) Len(i int) int {
 	return len(c.series[i].X)
 }
 
-// Last is the last value of series i (NaN when empty).
-func (c *LineChart) Last(i int) float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i >= len(c.series) || len(c.series[i].Y) == 0 {
-		return math.NaN()
-	}
-	s := c.series[i]
-	return s.Y[len(s.Y)-1]
-}
-
 // niceTicks returns 3 to 5 round values (1, 2, 2.5 or 5 times a power of
 // ten apart) that cover [lo, hi]: the first ≤ lo, the last ≥ hi.
 func niceTicks(lo, hi float64) []float64 {

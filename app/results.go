@@ -6,6 +6,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,6 @@ type resultsView struct {
 	samples   *fyne.Container
 	folder    *widget.Label
 	tryOut    *widget.Label
-	more      *widget.Entry
 	resumeBtn *widget.Button
 	moreBtn   *widget.Button
 	exportBtn *widget.Button
@@ -54,9 +54,6 @@ func newResultsView(wz *wizard) *resultsView {
 	v.tryOut = widget.NewLabel("")
 	v.tryOut.Wrapping = fyne.TextWrapWord
 	v.tryOut.Hide()
-	v.more = widget.NewEntry()
-	v.more.SetText("5")
-	v.more.Validator = intValidator("epochs", 1, 10000)
 	open := widget.NewButtonWithIcon("Open folder", theme.FolderOpenIcon(), func() {
 		if wz.result != nil {
 			wz.openFolder(wz.result.RunDir)
@@ -64,18 +61,12 @@ func newResultsView(wz *wizard) *resultsView {
 	})
 	try := widget.NewButtonWithIcon("Try an image…", theme.FileImageIcon(), v.tryImage)
 	v.resumeBtn = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { v.again(0) })
-	v.moreBtn = widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
-		if err := v.more.Validate(); err != nil {
-			wz.status.SetText(err.Error())
-			return
-		}
-		n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
-		v.again(n)
-	})
+	var count fyne.CanvasObject
+	v.moreBtn, count = wz.moreEpochs(v.again)
 	v.exportBtn = widget.NewButtonWithIcon("Export…", theme.UploadIcon(), v.export)
 	v.deleteBtn = widget.NewButtonWithIcon("Delete…", theme.DeleteIcon(), v.remove)
 	runs := widget.NewButtonWithIcon("All runs", theme.ListIcon(), wz.showRuns)
-	actions := container.NewHBox(v.resumeBtn, v.moreBtn, container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+	actions := container.NewHBox(v.resumeBtn, v.moreBtn, count,
 		widget.NewSeparator(), try, open, v.exportBtn, v.deleteBtn, widget.NewSeparator(), runs)
 	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut,
 		bold("Per class (best model)"), v.table,
@@ -274,7 +265,7 @@ func bold(s string) *widget.Label {
 // class when wrong (the label wraps at words).
 func (v *resultsView) showSamples(res *trainer.Result) {
 	ds := v.wz.dataset
-	if ds == nil || !sameClasses(ds.Classes, res.Classes) {
+	if ds == nil || (len(res.Classes) > 0 && !slices.Equal(ds.Classes, res.Classes)) { // another dataset's model
 		return
 	}
 	gen := v.gen
@@ -328,21 +319,6 @@ func sampleCell(img image.Image, pred, truth string) fyne.CanvasObject {
 	l.Wrapping = fyne.TextWrapWord
 	l.SizeName = theme.SizeNameCaptionText
 	return container.NewBorder(ci, nil, nil, nil, l)
-}
-
-func sameClasses(a, b []string) bool {
-	if len(b) == 0 {
-		return true
-	}
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (v *resultsView) tryImage() {

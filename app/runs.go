@@ -24,7 +24,6 @@ type runsView struct {
 	table   *widget.Table
 	runs    []trainer.RunInfo // UI goroutine only
 	sel     int               // the chosen row; -1 none
-	more    *widget.Entry
 	chosen  *widget.Label
 	buttons map[string]*widget.Button
 	gen     int
@@ -32,10 +31,7 @@ type runsView struct {
 }
 
 // runColumns are the Runs table's columns.
-var runColumns = []struct {
-	title string
-	width float32
-}{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
+var runColumns = []column{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
 
 func newRunsView(wz *wizard) *runsView {
 	v := &runsView{wz: wz, sel: -1, buttons: map[string]*widget.Button{}}
@@ -45,34 +41,10 @@ func newRunsView(wz *wizard) *runsView {
 	v.note.Wrapping = fyne.TextWrapWord
 	v.chosen = widget.NewLabel("Choose a run in the table.")
 	v.chosen.Wrapping = fyne.TextWrapWord
-	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.runs), len(runColumns) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			if id.Row < len(v.runs) {
-				o.(*widget.Label).SetText(runCell(v.runs[id.Row], id.Col))
-			}
-		})
-	v.table.ShowHeaderColumn = false
-	v.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(runColumns) {
-			o.(*widget.Label).SetText(runColumns[id.Col].title)
-		}
-	}
-	for i, c := range runColumns {
-		v.table.SetColumnWidth(i, c.width)
-	}
+	v.table = textTable(runColumns, func() int { return len(v.runs) }, func(row, col int) string { return runCell(v.runs[row], col) })
 	v.table.OnSelected = func(id widget.TableCellID) { v.choose(id.Row) }
-	v.more = widget.NewEntry()
-	v.more.SetText("5")
-	v.more.Validator = intValidator("epochs", 1, 10000)
+	more, count := wz.moreEpochs(v.again)
+	v.buttons["more"] = more
 	add := func(key, label string, icon fyne.Resource, f func()) *widget.Button {
 		b := widget.NewButtonWithIcon(label, icon, f)
 		v.buttons[key] = b
@@ -82,15 +54,7 @@ func newRunsView(wz *wizard) *runsView {
 	results.Importance = widget.HighImportance
 	actions := container.NewHBox(results,
 		add("resume", "Resume", theme.MediaPlayIcon(), func() { v.again(0) }),
-		add("more", "Train more epochs:", theme.ContentAddIcon(), func() {
-			if err := v.more.Validate(); err != nil {
-				wz.status.SetText(err.Error())
-				return
-			}
-			n, _ := strconv.Atoi(strings.TrimSpace(v.more.Text))
-			v.again(n)
-		}),
-		container.NewGridWrap(fyne.NewSize(64, v.more.MinSize().Height), v.more),
+		more, count,
 		add("export", "Export…", theme.UploadIcon(), func() {
 			if r := v.current(); r != nil {
 				wz.exportRun(r.Dir, v.note.SetText)
@@ -257,6 +221,24 @@ func (v *runsView) again(extra int) {
 	v.wz.cfg.Epochs = r.Epochs + extra
 	v.wz.show(3)
 	v.wz.train.begin()
+}
+
+// moreEpochs is the "Train more epochs: [5]" button and its number, in the
+// Runs view and the Results step: the button calls again with the number
+// (1 to 10000), or says in the status line what is wrong with it.
+func (wz *wizard) moreEpochs(again func(int)) (*widget.Button, fyne.CanvasObject) {
+	n := widget.NewEntry()
+	n.SetText("5")
+	n.Validator = intValidator("epochs", 1, 10000)
+	b := widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
+		if err := n.Validate(); err != nil {
+			wz.status.SetText(err.Error())
+			return
+		}
+		k, _ := strconv.Atoi(strings.TrimSpace(n.Text))
+		again(k)
+	})
+	return b, container.NewGridWrap(fyne.NewSize(64, n.MinSize().Height), n)
 }
 
 // openRun shows a run from the runs folder in the Results step: its

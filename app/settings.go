@@ -20,6 +20,7 @@ import (
 
 	"gpuwizard/cli"
 	"gpuwizard/internal/atomicfile"
+	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -366,11 +367,9 @@ func (v *settingsView) leave() error {
 	}
 	// A measurement still running would share the machine (and memory)
 	// with the training: stop it; the estimate on screen stays.
-	if v.estTimer != nil {
-		v.estTimer.Stop()
-	}
-	if v.estCancel != nil {
-		v.cancelEstimate()
+	measuring := v.estCancel != nil
+	v.cancelEstimate() // and a pending re-estimate
+	if measuring {
 		v.estimate.SetText("")
 		v.estKey = ""
 	}
@@ -554,8 +553,13 @@ var yamlUnknown = regexp.MustCompile(`field (\S+) not found in type`)
 // YAML decoder's message.
 func plainYAMLError(path string, err error) string {
 	msg := err.Error()
-	src, _ := os.ReadFile(path)
-	lines := strings.Split(string(src), "\n")
+	var lines []string
+	if yamlLine.MatchString(msg) {
+		// The decoder read the file, so it is a regular file within the
+		// cap; read it the same way (never a pipe that would block).
+		src, _ := safefile.ReadFile(path, trainer.MaxConfigFile, "a config file")
+		lines = strings.Split(string(src), "\n")
+	}
 	keyOn := func(n int) string {
 		if n < 1 || n > len(lines) {
 			return ""

@@ -174,13 +174,6 @@ func (v *trainView) atEnd() bool {
 	return content <= view || v.logBox.Offset.Y >= content-view-8
 }
 
-// clearLog empties the log.
-func (v *trainView) clearLog() {
-	v.logLines = nil
-	v.log.SetText("")
-	v.logBox.ScrollToTop()
-}
-
 // begin starts the run with the chosen settings (or the resume/extend the
 // Results step asked for).
 func (v *trainView) begin() {
@@ -204,11 +197,10 @@ func (v *trainView) begin() {
 	// The charts start empty; a resumed or extended run's EventStart
 	// brings what came before.
 	v.resetCharts(wz.cfg.Epochs)
-	v.last, v.paused, v.gpuSeen = nil, false, time.Time{}
+	v.last, v.gpuSeen = nil, time.Time{}
+	v.setPaused(false)
 	v.start.Disable()
 	v.pause.Enable()
-	v.pause.SetText("Pause")
-	v.pause.SetIcon(theme.MediaPauseIcon())
 	v.stop.Enable()
 	v.progress.SetValue(0)
 	switch {
@@ -365,10 +357,7 @@ func (v *trainView) apply(evs []trainer.Event) {
 			if x == 0 {
 				x = float64(ev.Epoch-1) + float64(ev.Step)/float64(max(ev.Steps, 1))
 			}
-			loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
-			if loss == 0 && acc == 0 { // an older trainer: its running means
-				loss, acc = ev.Loss, ev.Accuracy
-			}
+			loss, acc := smoothed(&ev)
 			v.loss.Append(0, x, loss)
 			v.acc.Append(0, x, 100*acc)
 			v.lr.Append(0, x, ev.LR)
@@ -415,6 +404,15 @@ func (v *trainView) apply(evs []trainer.Event) {
 	}
 }
 
+// smoothed is a step's smoothed training loss and accuracy, or its
+// running means when the event has none (a trainer that does not smooth).
+func smoothed(ev *trainer.Event) (loss, acc float64) {
+	if ev.SmoothLoss == 0 && ev.SmoothAccuracy == 0 {
+		return ev.Loss, ev.Accuracy
+	}
+	return ev.SmoothLoss, ev.SmoothAccuracy
+}
+
 // showWhere writes the progress line from the last step: no speed and no
 // time left while paused.
 func (v *trainView) showWhere() {
@@ -422,10 +420,7 @@ func (v *trainView) showWhere() {
 	if ev == nil {
 		return
 	}
-	loss, acc := ev.SmoothLoss, ev.SmoothAccuracy
-	if loss == 0 && acc == 0 {
-		loss, acc = ev.Loss, ev.Accuracy
-	}
+	loss, acc := smoothed(ev)
 	pos := fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%%", ev.Epoch, ev.Epochs, ev.Step, ev.Steps, loss, 100*acc)
 	if v.paused {
 		v.where.SetText("Paused at " + strings.ToLower(pos[:1]) + pos[1:] + ". Resume to go on; Stop keeps a resumable checkpoint.")
@@ -445,10 +440,7 @@ func (v *trainView) finished(res *trainer.Result, err error) {
 	v.mu.Lock()
 	v.active, v.cancel = false, nil
 	v.mu.Unlock()
-	v.paused = false
-	v.progress.Refresh()
-	v.pause.SetText("Pause")
-	v.pause.SetIcon(theme.MediaPauseIcon())
+	v.setPaused(false)
 	v.start.Enable()
 	v.pause.Disable()
 	v.stop.Disable()
@@ -476,23 +468,32 @@ func (v *trainView) togglePause() {
 	}
 	if ctl.Paused() {
 		ctl.Resume()
-		v.paused = false
-		v.pause.SetText("Pause")
-		v.pause.SetIcon(theme.MediaPauseIcon())
+		v.setPaused(false)
 		v.logf("resumed")
 	} else {
 		ctl.Pause()
-		v.paused = true
-		v.pause.SetText("Resume")
-		v.pause.SetIcon(theme.MediaPlayIcon())
+		v.setPaused(true)
 		v.logf("paused after the current step")
 	}
-	v.progress.Refresh()
 	if v.last != nil {
 		v.showWhere()
 	} else if v.paused {
 		v.where.SetText("Paused.")
 	}
+}
+
+// setPaused shows the run as paused or not: the Pause button (Resume
+// while paused) and the progress bar's text.
+func (v *trainView) setPaused(p bool) {
+	v.paused = p
+	if p {
+		v.pause.SetText("Resume")
+		v.pause.SetIcon(theme.MediaPlayIcon())
+	} else {
+		v.pause.SetText("Pause")
+		v.pause.SetIcon(theme.MediaPauseIcon())
+	}
+	v.progress.Refresh()
 }
 
 // halt stops the run; the trainer saves a resumable checkpoint.

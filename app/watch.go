@@ -50,10 +50,7 @@ type watchView struct {
 }
 
 // Columns of the process table.
-var watchColumns = []struct {
-	title string
-	width float32
-}{{"PID", 80}, {"Command", 420}, {"Framework", 180}, {"CPU", 80}, {"GPU", 200}}
+var watchColumns = []column{{"PID", 80}, {"Command", 420}, {"Framework", 180}, {"CPU", 80}, {"GPU", 200}}
 
 func newWatchView(ctx context.Context, opts watch.Options, uid int, every time.Duration, uiAsync func(func())) *watchView {
 	if every <= 0 {
@@ -64,30 +61,7 @@ func newWatchView(ctx context.Context, opts watch.Options, uid int, every time.D
 	hint.Wrapping = fyne.TextWrapWord
 	v.status = widget.NewLabel("Looking for running trainings…")
 	v.status.TextStyle = fyne.TextStyle{Italic: true}
-	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.cands), len(watchColumns) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			if id.Row < len(v.cands) {
-				o.(*widget.Label).SetText(candidateCell(v.cands[id.Row], id.Col))
-			}
-		})
-	v.table.ShowHeaderColumn = false
-	v.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Col >= 0 && id.Col < len(watchColumns) {
-			o.(*widget.Label).SetText(watchColumns[id.Col].title)
-		}
-	}
-	for i, c := range watchColumns {
-		v.table.SetColumnWidth(i, c.width)
-	}
+	v.table = textTable(watchColumns, func() int { return len(v.cands) }, func(row, col int) string { return candidateCell(v.cands[row], col) })
 	v.table.OnSelected = func(id widget.TableCellID) {
 		if id.Row >= 0 && id.Row < len(v.cands) {
 			v.follow(v.cands[id.Row].PID)

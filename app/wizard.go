@@ -204,14 +204,7 @@ func (wz *wizard) show(i int) {
 	}
 	wz.cur = i
 	wz.status.SetText("")
-	for k, l := range wz.crumbs {
-		l.TextStyle = fyne.TextStyle{Bold: k == i}
-		l.Importance = widget.LowImportance
-		if k == i {
-			l.Importance = widget.HighImportance
-		}
-		l.Refresh()
-	}
+	wz.markCrumb(i)
 	wz.body.Objects = []fyne.CanvasObject{wz.steps[i].View}
 	wz.body.Refresh()
 	wz.back.Disable()
@@ -228,6 +221,19 @@ func (wz *wizard) show(i int) {
 	}
 }
 
+// markCrumb highlights step i in the breadcrumbs (-1: none, on the Runs
+// page).
+func (wz *wizard) markCrumb(i int) {
+	for k, l := range wz.crumbs {
+		l.TextStyle = fyne.TextStyle{Bold: k == i}
+		l.Importance = widget.LowImportance
+		if k == i {
+			l.Importance = widget.HighImportance
+		}
+		l.Refresh()
+	}
+}
+
 // showRuns shows the Runs page in place of the current step; Back
 // returns to that step.
 func (wz *wizard) showRuns() {
@@ -240,11 +246,7 @@ func (wz *wizard) showRuns() {
 	wz.inRuns = true
 	wz.runsBtn.Disable()
 	wz.status.SetText("")
-	for _, l := range wz.crumbs {
-		l.TextStyle = fyne.TextStyle{}
-		l.Importance = widget.LowImportance
-		l.Refresh()
-	}
+	wz.markCrumb(-1)
 	wz.body.Objects = []fyne.CanvasObject{wz.runs.content}
 	wz.body.Refresh()
 	wz.back.Enable()

@@ -10,13 +10,10 @@
 package main
 
 import (
-	"compress/gzip"
 	"flag"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -46,21 +43,15 @@ func main() {
 	}
 }
 
+// readIDX reads an IDX file, gzipped or not (data.ReadIDX tells from the
+// bytes).
 func readIDX(path string) ([]int, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if filepath.Ext(path) == ".gz" {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		r = z
-	}
-	return data.ReadIDX(path, r)
+	return data.ReadIDX(path, f)
 }
 
 func run(src, out string, n, size int, longNames, rgb bool) error {
@@ -103,20 +94,14 @@ func run(src, out string, n, size int, longNames, rgb bool) error {
 		}
 		var img image.Image
 		grey := image.NewGray(image.Rect(0, 0, size, size))
-		rgba := image.NewNRGBA(image.Rect(0, 0, size, size))
 		for y := 0; y < size; y++ {
 			for x := 0; x < size; x++ {
-				v := pix[i*h*w+(y*h/size)*w+x*w/size]
-				if rgb {
-					rgba.SetNRGBA(x, y, color.NRGBA{v, v / 2, 255 - v, 255})
-				} else {
-					grey.SetGray(x, y, color.Gray{v})
-				}
+				grey.Pix[y*grey.Stride+x] = pix[i*h*w+(y*h/size)*w+x*w/size]
 			}
 		}
 		img = grey
 		if rgb {
-			img = rgba
+			img = tint(grey)
 		}
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%05d.png", i)))
 		if err != nil {
@@ -132,4 +117,14 @@ func run(src, out string, n, size int, longNames, rgb bool) error {
 	}
 	fmt.Printf("%d images of %d×%d in %d classes under %s\n", n, size, size, len(names), out)
 	return nil
+}
+
+// tint colours a grey image (v → v, v/2, 255-v), so that the dataset has
+// three channels that differ.
+func tint(g *image.Gray) *image.NRGBA {
+	out := image.NewNRGBA(g.Rect)
+	for i, v := range g.Pix {
+		out.Pix[4*i], out.Pix[4*i+1], out.Pix[4*i+2], out.Pix[4*i+3] = v, v/2, 255-v, 255
+	}
+	return out
 }
