@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Hostile and broken datasets cannot hurt the machine or the runs (issue 13).
-# Builds each input (a PNG bomb, links to /dev/zero, named pipes, gzip IDX
-# bombs, empty YOLO datasets, flipped bits in checkpoints, a run killed
-# before its first checkpoint, two --resume at once), runs bin/gpuwizard on
-# it under /usr/bin/time -v and prints, per case, the exit code, the peak
-# RSS, the wall time and the message that names the problem.
-# Goals: peak RSS under 500 MiB, a clear error or warning within 10 s.
-#   bench/hostile-data.sh            # a Markdown table, then RESULT
+# Hostile and broken datasets, files and signals cannot hurt the machine,
+# the user's files or the runs (issues 13 and 19). Builds each input (image
+# and gzip bombs, links to /dev/zero and out of the dataset, named pipes,
+# YOLO and COCO sets that are empty, huge or lying, flipped bits in
+# checkpoints, runs killed at bad moments, a dropped SSH session), runs
+# bin/gpuwizard on it under /usr/bin/time -v and prints, per case, the exit
+# code, the peak RSS, the wall time, the bytes printed and the message that
+# names the problem. A case whose process tree passes KILL_MIB is killed.
+# Goals: peak RSS under 500 MiB (a larger per-case goal where the data is
+# legitimately that large), a clear message within 20 s, the exit code the
+# case expects.
+#   bench/hostile-data.sh                 # a Markdown table, then RESULT
+#   GPUWIZARD=/path/to/gpuwizard bench/hostile-data.sh   # another build
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ -x bin/gpuwizard ] || make build >/dev/null
+G=${GPUWIZARD:-$PWD/bin/gpuwizard}
+[ -x "$G" ] || make build >/dev/null
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
-G=$PWD/bin/gpuwizard
-RSS_GOAL=500 TIME_GOAL=10 LIMIT=60
+RSS_GOAL=500 TIME_GOAL=20 LIMIT=60 KILL_MIB=${KILL_MIB:-4096}
 W=$(mktemp -d)
 bg=()
-cleanup() { for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$W"; }
+cleanup() {
+  for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for f in "$W"/hung/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+  rm -rf "$W"
+}
 trap cleanup EXIT
 echo "building the inputs in $W ..." >&2
 go run ./bench/hostile -out "$W" || exit 1
@@ -23,28 +32,57 @@ R=$W/runs
 TINY=(--model mlp --image-size 8 --batch 16 --lr 0.01 --warmup-epochs 0 --project "$R")
 
 n=0 fails=0
-echo "| case | exit | peak RSS | time | message |"
-echo "|---|---|---|---|---|"
-# measure NAME REGEX CMD...: run CMD (time limit LIMIT s), find REGEX in its
-# output, print a table row, count a failure when a goal is missed.
+echo "| case | exit | peak RSS | time | printed | message |"
+echo "|---|---|---|---|---|---|"
+# tree PID: PID and its descendants.
+tree() {
+  local all=$1 pids=$1 kids
+  while [ -n "$pids" ]; do
+    kids=$(for p in $pids; do cat /proc/"$p"/task/*/children 2>/dev/null; done)
+    all="$all $kids" pids=$kids
+  done
+  echo $all
+}
+# tree_rss PID: the resident KiB of PID and its descendants.
+tree_rss() {
+  local s=0 r
+  for p in $(tree "$1"); do r=$(awk '/^VmRSS/ {print $2}' /proc/"$p"/status 2>/dev/null); s=$((s + ${r:-0})); done
+  echo $s
+}
+# measure NAME REGEX CMD...: run CMD (time limit LIMIT s, killed past
+# KILL_MIB), find REGEX in its output, print a table row, count a failure
+# when a goal is missed. GOAL=MiB overrides the RSS goal, RC=N expects
+# that exit code.
 measure() {
   local name=$1 re=$2; shift 2
+  local goal=${GOAL:-$RSS_GOAL} want_rc=${RC:-}
   n=$((n + 1))
   local t=$W/time.$n o=$W/out.$n
-  /usr/bin/time -v -o "$t" timeout "$LIMIT" "$@" >"$o" 2>&1
+  /usr/bin/time -v -o "$t" timeout "$LIMIT" "$@" >"$o" 2>&1 &
+  local tp=$! killed=""
+  while kill -0 "$tp" 2>/dev/null; do
+    if [ "$(tree_rss "$tp")" -gt $((KILL_MIB * 1024)) ]; then
+      killed=1; for p in $(tree "$tp"); do [ "$p" = "$tp" ] || kill -9 "$p" 2>/dev/null; done
+    fi
+    sleep 0.2
+  done
+  wait "$tp"
   local rc=$?
-  local kb wall s msg ok=PASS
+  local kb wall s msg bytes ok=PASS
   kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$t")
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$t")
   s=$(echo "$wall" | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
-  msg=$(grep -m1 -E "$re" "$o" | sed "s|$W|\$W|g; s/^ *//; s/|/\\\\|/g" | cut -c1-400)
+  bytes=$(wc -c <"$o")
+  msg=$(grep -a -m1 -E "$re" "$o" | sed "s|$W|\$W|g; s/^ *//; s/|/\\\\|/g" | tr -d '\000-\010\016-\037' | cut -c1-400)
   [ -n "$msg" ] || { ok="FAIL (no message matching /$re/)"; }
+  [ -z "$want_rc" ] || [ "$rc" = "$want_rc" ] || ok="FAIL (exit $rc, want $want_rc)"
   [ "$rc" = 124 ] && ok="FAIL (hung: killed after ${LIMIT}s)"
-  [ "$((kb / 1024))" -lt "$RSS_GOAL" ] || ok="FAIL (RSS)"
+  [ -n "$killed" ] && { ok="FAIL (killed past $KILL_MIB MiB)"; kb=$((KILL_MIB * 1024)); }
+  [ "$((kb / 1024))" -lt "$goal" ] || ok="FAIL (RSS)"
   awk "BEGIN { exit !($s < $TIME_GOAL) }" || ok="FAIL (time)"
   [ "$ok" = PASS ] || fails=$((fails + 1))
-  printf '| %s | %s | %d MiB | %.2f s | %s |\n' "$name" "$rc" "$((kb / 1024))" "$s" "${msg:-(none)}"
-  [ "$ok" = PASS ] || { echo "  $name: $ok; output:" >&2; sed 's/^/    /' "$o" | head -20 >&2; }
+  printf '| %s | %s | %s%d MiB | %.2f s | %d B | %s |\n' "$name" "$rc" "${killed:+>}" "$((kb / 1024))" "$s" "$bytes" "${msg:-(none)}"
+  [ "$ok" = PASS ] || { echo "  $name: $ok; output:" >&2; sed 's/^/    /' "$o" | head -20 | cut -c1-300 >&2; }
 }
 
 # A trained run for the predict and checkpoint cases.
@@ -119,6 +157,100 @@ kill -INT "$a"; wait "$a" 2>/dev/null
 cp -r "$R/base" "$R/stale"; echo torn >"$R/stale/.last.ckpt.tmp-1234567"; echo torn >"$R/stale/.best.ckpt.tmp-7654321"
 measure "stale .last.ckpt.tmp-* after a killed save: next save" "stale temporary files removed" sh -c \
   "'$G' train --resume '$R/stale' --extend 1 && ! ls '$R'/stale/.*.tmp-* 2>/dev/null && echo 'stale temporary files removed'"
+
+# ---- Round two (issue 19) ----
+# 7. The run folder never writes through a link; kills and hang-ups leave
+# a resumable run.
+cp -r "$R/base" "$R/locklink"; echo "keep me" >"$W/precious.txt"
+rm -f "$R/locklink/.lock"; ln -s "$W/precious.txt" "$R/locklink/.lock"
+measure ".lock linked to a user's file: --resume" "precious.txt untouched" sh -c \
+  "'$G' train --resume '$R/locklink' --extend 1 >/dev/null 2>&1; grep -qx 'keep me' '$W/precious.txt' && echo 'precious.txt untouched'"
+cp -r "$R/killed" "$R/firstsave"; head -c 1048576 /dev/urandom >"$R/firstsave/.last.ckpt.tmp-4242"
+measure "kill -9 during the first checkpoint save: --resume" "resumed from the start" sh -c \
+  "'$G' train --resume '$R/firstsave' && [ -f '$R/firstsave/last.ckpt' ] && ! ls '$R'/firstsave/.*.tmp-* 2>/dev/null && echo 'resumed from the start, temporary file removed'"
+cat >"$W/hup.sh" <<HUP
+'$G' train --data builtin --model lenet --epochs 50 --project '$R' --name hup >'$W/hup.log' 2>&1 & p=\$!
+for _ in \$(seq 600); do [ -f '$R/hup/last.ckpt' ] && break; sleep 0.05; done
+kill -HUP \$p; wait \$p; echo "exit \$?"
+grep -o '"state": *"[a-z]*"' '$R/hup/state.json'
+HUP
+measure "SIGHUP (a dropped SSH session) while training" '"state": *"stopped"' sh "$W/hup.sh"
+
+# 8. The doctor's probe reads the current folder's files safely.
+P=$W/probe-zero; mkdir -p "$P/venv" "$P/.venv" "$P/torch"
+for f in venv/pyvenv.cfg .venv/pyvenv.cfg .python-version torch/version.py; do ln -s /dev/zero "$P/$f"; done
+measure "venv, .python-version, torch/version.py linked to /dev/zero: doctor" "[Vv]erdict|[Rr]eady|GPU" sh -c "cd '$P' && '$G' doctor"
+measure "the same folder: train --device auto" "epoch" sh -c "cd '$P' && '$G' train --data '$W/good' ${TINY[*]} --epochs 1 --device auto --name probezero"
+PF=$W/probe-fifo; mkdir -p "$PF/.venv"; mkfifo "$PF/.python-version" "$PF/.venv/pyvenv.cfg"
+measure "FIFO as .python-version and pyvenv.cfg: doctor" "[Vv]erdict|[Rr]eady|GPU" sh -c "cd '$PF' && '$G' doctor"
+H=$W/hung; mkdir -p "$H/bin"
+for tool in nvcc ldconfig; do
+  printf '#!/bin/sh\nsleep 300 &\necho $! >%s/%s-grandchild.pid\necho $$ >%s/%s-child.pid\nsleep 300\n' "$H" "$tool" "$H" "$tool" >"$H/bin/$tool"
+  chmod +x "$H/bin/$tool"
+done
+measure "hung nvcc and ldconfig (with children) on PATH: doctor" "no probe process left" sh -c \
+  "PATH='$H/bin':\$PATH '$G' doctor >/dev/null 2>&1; sleep 0.5; for f in '$H'/*.pid; do kill -0 \$(cat \$f) 2>/dev/null && { echo \"left running: \$f\"; exit 1; }; done; echo 'no probe process left'"
+
+# 9. Limits that bound what is really allocated.
+GOAL=3072 measure "gzip IDX, 2 MB, header at the 2 GiB cap: lint" "images|more than|memory" "$G" lint "$W/idx-cap"
+GOAL=3072 measure "gzip IDX, 2 MB, header at the 2 GiB cap: train" "images|more than|memory" "$G" train --data "$W/idx-cap" "${TINY[@]}" --image-size 0 --epochs 1 --name idxcap
+GOAL=3072 measure "folder just under the 2 GiB cap at --image-size 512: train" "images|more than|memory" "$G" train --data "$W/folder-cap" "${TINY[@]}" --image-size 512 --epochs 1 --name foldercap
+measure "COCO JSON of 22 million empty image objects (64 MiB): lint" "images|more than" "$G" lint "$W/coco-empty/instances.json"
+J=$W/progressive; cp -r "$W/good" "$J"; cp "$W/progressive.jpg" "$J/left/p1.jpg"; cp "$W/progressive.jpg" "$J/right/p2.jpg"
+measure "progressive JPEG 7000x7000 (290 KB) x2: train" "progressive|memory|epoch" "$G" train --data "$J" "${TINY[@]}" --epochs 1 --name progressive
+measure "progressive JPEG 7000x7000: predict" "progressive|memory|left|right" "$G" predict --model "$R/base/best" "$W/progressive.jpg"
+T=$W/tiff; cp -r "$W/good" "$T"; cp "$W/deflate.tiff" "$T/left/t1.tiff"; cp "$W/deflate.tiff" "$T/right/t2.tiff"
+measure "16-bit Deflate TIFF 7000x7000 (290 KB) x2: train" "TIFF|memory|epoch" "$G" train --data "$T" "${TINY[@]}" --epochs 1 --name tiff
+
+# 10. The lint: bounded output, YOLO lists confined to the dataset, labels
+# found by relative paths, every error counted.
+measure "20,000 dangling links without digits: lint" "and [0-9,]+ more" "$G" lint "$W/dangling"
+Y2=$W/yolo-nc; mkdir -p "$Y2/images"; printf 'train: images\nval: images\nnc: 100000000\n' >"$Y2/data.yaml"
+RC=2 measure "data.yaml nc: 100000000 without names: lint" "nc" "$G" lint "$Y2/data.yaml"
+# yolo_set DIR: a YOLO set with one labelled image in images/train.
+yolo_set() {
+  mkdir -p "$1/images/train" "$1/labels/train"; cp "$W/good/left/000.png" "$1/images/train/a.png"
+  echo "0 0.5 0.5 0.2 0.2" >"$1/labels/train/a.txt"
+}
+YL=$W/yolo-list; yolo_set "$YL"; mkdir -p "$W/outside"; cp "$W/good/left/001.png" "$W/outside/o.png"
+printf 'images/train/a.png\n../outside/o.png\n%s\n/etc/passwd\n' "$W/outside/o.png" >"$YL/train.txt"
+printf 'train: train.txt\nval: images/train\nnames: [a]\n' >"$YL/data.yaml"
+RC=1 measure "YOLO list file naming files outside the dataset: lint" "outside" "$G" lint "$YL"
+YB=$W/yolo-big; yolo_set "$YB"; truncate -s 500M "$YB/images/train/huge.jpg"
+for _ in $(seq 40); do echo images/train/huge.jpg; done >"$YB/train.txt"
+printf 'train: train.txt\nval: images/train\nnames: [a]\n' >"$YB/data.yaml"
+measure "YOLO list naming one 500 MiB file 40 times: lint" "huge.jpg" "$G" lint "$YB"
+YR=$W/yolo-repeat; yolo_set "$YR"; cp "$W/good/left/002.png" "$YR/images/train/b.png"; cp "$W/good/left/003.png" "$YR/images/train/c.png"
+{ echo "train:"; for _ in $(seq 50000); do echo "  - images/train"; done; echo "val: images/train"; echo "names: [a]"; } >"$YR/data.yaml"
+measure "data.yaml listing one folder 50,000 times: lint" "train +3 images" "$G" lint "$YR"
+YU=$W/yolo-unreadable; yolo_set "$YU"; echo "not an image" >"$YU/images/train/a.png"; echo "nor this" >"$YU/images/train/b.jpg"
+printf 'train: images/train\nval: images/train\nnames: [a]\n' >"$YU/data.yaml"
+RC=1 measure "YOLO set whose images are all unreadable: lint" "no readable images|unreadable|corrupt" "$G" lint "$YU"
+YP=$W/yolo-rel; yolo_set "$YP"; echo "5 0.5 0.5 0.2 0.2" >"$YP/labels/train/a.txt"
+printf 'train: images/train\nval: images/train\nnames: [a]\n' >"$YP/data.yaml"
+RC=1 measure "YOLO lint by a relative path (lint .)" "class id 5" sh -c "cd '$YP' && '$G' lint ."
+
+# 11. Names: escaped when shown, one a line in labels.txt; skipped class
+# folders are named.
+ES=$W/escapes; cp -r "$W/good" "$ES"; mv "$ES/left" "$ES/$(printf 'left\033[31mred')"; mv "$ES/right" "$ES/two
+lines"
+measure "class folders named with ESC and a newline: lint" "names escaped" sh -c \
+  "'$G' lint '$ES' >'$W/esc.out' 2>&1; if grep -q \"\$(printf '\\033')\" '$W/esc.out'; then echo 'raw escape printed'; else echo 'names escaped'; fi"
+measure "the same: train, labels.txt" "2 classes, 2 lines" sh -c \
+  "'$G' train --data '$ES' ${TINY[*]} --epochs 1 --name escapes >/dev/null 2>&1; echo \"2 classes, \$(wc -l <'$R/escapes/labels.txt') lines\""
+HC=$W/hidden; cp -r "$W/good" "$HC"; cp -r "$W/good/left" "$HC/.hidden"; mkdir -p "$W/elsewhere"; cp -r "$W/good/right" "$W/elsewhere/linked"
+ln -s "$W/elsewhere/linked" "$HC/linked"
+measure "a hidden class folder and one linked from outside: lint" "linked|hidden" "$G" lint "$HC"
+
+# 12. The command line as a newcomer uses it.
+for c in doctor train predict lint bench watch; do
+  RC=0 measure "gpuwizard $c --help" "[Ee]xample" "$G" "$c" --help
+done
+RC=2 measure "train --data /nope" "/nope" "$G" train --data /nope "${TINY[@]}"
+printf 'epochs: [1\nbatch: 8\n' >"$W/bad.yaml"
+RC=2 measure "train --config with a YAML error" "line [0-9]" "$G" train --config "$W/bad.yaml"
+mkdir -p "$W/oldgo"; printf '#!/bin/sh\necho "go version go1.19.8 linux/amd64"\n' >"$W/oldgo/go"; chmod +x "$W/oldgo/go"
+RC=2 measure "make deps with Debian 12's Go 1.19" "1\.26" env PATH="$W/oldgo:$PATH" make -s deps
 
 echo "RESULT bench=hostile-data cases=$n failed=$fails goal_rss_mib=$RSS_GOAL goal_s=$TIME_GOAL"
 [ "$fails" = 0 ]

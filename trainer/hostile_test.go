@@ -156,34 +156,121 @@ func TestLegacyCheckpointLoadsWithAWarning(t *testing.T) {
 }
 
 func TestResumeWithoutCheckpoint(t *testing.T) {
-	// A run killed (kill -9) before its first epoch ended: the folder has
-	// its settings but no checkpoint.
+	// A run killed (kill -9) before its first epoch ended, in the middle of
+	// writing its first checkpoint: the folder has its settings and a torn
+	// temporary file, but no checkpoint.
 	cfg := tinyConfig(t, tinyDataset(t, 20))
 	cfg.Epochs = 1
 	dir := filepath.Join(cfg.Project, "train")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "args.yaml"), cfg.YAML(), 0o644)
-	_, _, err := collect(context.Background(), Config{}, Options{Resume: dir})
-	args := filepath.Join(dir, "args.yaml")
-	want := dir + " has no checkpoint: the run stopped before its first epoch finished, so there is nothing to resume. Start it again with: gpuwizard train --config " + args
-	if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("resume without a checkpoint: %v\nwant %q", err, want)
+	torn := filepath.Join(dir, ".last.ckpt.tmp-4242")
+	os.WriteFile(torn, make([]byte, 1<<20), 0o644)
+	ri, err := ReadRun(dir)
+	if err != nil || ri.State != RunEmpty || !ri.CanResume || !strings.Contains(ri.Status, "resuming trains it again from the start") {
+		t.Fatalf("the run before resuming: %+v, %v", ri, err)
 	}
-	// The command it gives works.
-	again, err := LoadConfigFile(args, Defaults())
-	if err != nil {
-		t.Fatal(err)
+	evs, res, err := collect(context.Background(), Config{}, Options{Resume: dir})
+	if err != nil || res.Epochs != 1 || res.RunDir != dir {
+		t.Fatalf("resume without a checkpoint: %v (%+v)", err, res)
 	}
-	if _, res, err := collect(context.Background(), again, Options{}); err != nil || res.Epochs != 1 || res.RunDir == dir {
-		t.Fatalf("starting again: %v", err)
+	if !hasLog(evs, dir+" has no checkpoint (it stopped before its first epoch ended): resumed from the start") {
+		t.Error("the log does not say the run starts again")
+	}
+	if _, err := os.Stat(torn); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the torn temporary file is still there: %v", err)
+	}
+	if ri, err := ReadRun(dir); err != nil || ri.State != RunFinished {
+		t.Errorf("after resuming: %+v, %v", ri, err)
+	}
+	// Settings that no longer parse are said so.
+	bad := filepath.Join(cfg.Project, "bad")
+	os.MkdirAll(bad, 0o755)
+	os.WriteFile(filepath.Join(bad, "args.yaml"), []byte("epochs: many\n"), 0o644)
+	if _, _, err := collect(context.Background(), Config{}, Options{Resume: bad}); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "its settings cannot be read") {
+		t.Errorf("resume with bad settings: %v", err)
 	}
 	for path, want := range map[string]string{
 		filepath.Join(cfg.Project, "nothing"): "is not a run folder",
-		t.TempDir():                           "has no last.ckpt and no args.yaml: it is not a gpuwizard run folder",
+		t.TempDir():                           "has no last.ckpt and no readable args.yaml",
 	} {
 		if _, _, err := collect(context.Background(), Config{}, Options{Resume: path}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("resume %s: %v (want %q)", path, err, want)
 		}
+	}
+}
+
+func hasLog(evs []Event, s string) bool {
+	for _, e := range evs {
+		if e.Kind == EventLog && strings.Contains(e.Message, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// A .lock planted as a link (to a user's file, a device, a pipe) is never
+// written through: resume and Delete leave its target as it was.
+func TestLockLinkIsNeverFollowed(t *testing.T) {
+	dir := finishedRun(t)
+	outside := t.TempDir()
+	precious := filepath.Join(outside, "thesis.tex")
+	os.WriteFile(precious, []byte("keep me\n"), 0o600)
+	fifo := filepath.Join(outside, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{precious, fifo, "/dev/zero"} {
+		lock := filepath.Join(dir, LockFile)
+		os.Remove(lock)
+		if err := os.Symlink(target, lock); err != nil {
+			t.Fatal(err)
+		}
+		if ri, err := ReadRun(dir); err != nil || ri.State == RunRunning {
+			t.Fatalf("%s: a linked .lock reads as %+v, %v", target, ri, err)
+		}
+		if _, _, err := collect(context.Background(), Config{}, Options{Resume: dir, Extend: 1}); err != nil {
+			t.Fatalf("%s: resume: %v", target, err)
+		}
+		if st, err := os.Lstat(lock); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s: .lock is not a file of its own after resuming: %v", target, err)
+		}
+	}
+	os.Remove(filepath.Join(dir, LockFile))
+	os.Symlink(precious, filepath.Join(dir, LockFile))
+	if err := DeleteRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me\n" {
+		t.Fatalf("the linked file changed: %q, %v", b, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run was not deleted: %v", err)
+	}
+}
+
+// Export keeps each file's permissions and copies no link.
+func TestExportKeepsPermissions(t *testing.T) {
+	dir := finishedRun(t)
+	os.Chmod(dir, 0o700)
+	os.Chmod(filepath.Join(dir, "best.ckpt"), 0o600)
+	secret := filepath.Join(t.TempDir(), "id_rsa")
+	os.WriteFile(secret, []byte("secret"), 0o600)
+	os.Symlink(secret, filepath.Join(dir, "notes.txt"))
+	dest := filepath.Join(t.TempDir(), "shared")
+	if err := ExportRun(context.Background(), dir, dest); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{"best.ckpt": 0o600, "args.yaml": 0o644} {
+		if st, err := os.Stat(filepath.Join(dest, name)); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v, %v (want %v)", name, st.Mode().Perm(), err, want)
+		}
+	}
+	if st, err := os.Stat(dest); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the exported folder: %v, %v (want 0700 like the run)", st.Mode().Perm(), err)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "notes.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a link in the run was exported: %v", err)
 	}
 }
 

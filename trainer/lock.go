@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"gpuwizard/internal/safefile"
 )
 
 // ErrRunInUse is returned (wrapped) when another process trains in the run
@@ -26,7 +28,7 @@ type runLock struct{ f *os.File }
 // holds it.
 func lockRunDir(dir string) (*runLock, error) {
 	p := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLockFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: locking the run folder: %w", err)
 	}
@@ -50,6 +52,22 @@ func lockRunDir(dir string) (*runLock, error) {
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return &runLock{f: f}, nil
+}
+
+// openLockFile opens (or creates) a run folder's lock file without ever
+// following a link: gpuwizard writes its PID there and truncates it, so a
+// .lock planted as a link to another file would empty that file. Such a
+// link (or anything else that is not a regular file) is never gpuwizard's
+// own: it is removed, not what it points to, and a fresh file made.
+func openLockFile(p string) (*os.File, error) {
+	f, err := safefile.OpenNoFollow(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if !errors.Is(err, safefile.ErrNotRegular) {
+		return f, err
+	}
+	if rmErr := os.Remove(p); rmErr != nil {
+		return nil, fmt.Errorf("%w (removing it: %w)", err, rmErr)
+	}
+	return safefile.OpenNoFollow(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
 // release lets the lock go (idempotent; nil does nothing).

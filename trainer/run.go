@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
@@ -149,6 +150,8 @@ type runner struct {
 	steps   []StepPoint
 	smooth  smoother
 	extend  string // what "train more epochs" does to the learning rate, for the log
+	// restartNote says that a resumed run had no checkpoint and starts again.
+	restartNote string
 }
 
 func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
@@ -158,7 +161,9 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 		if err := r.loadResume(); err != nil {
 			return nil, err
 		}
-		if w := r.ck.Warning(); w != "" {
+		if r.restartNote != "" {
+			em.send(ctx, Event{Kind: EventLog, Message: r.restartNote})
+		} else if w := r.ck.Warning(); w != "" {
 			em.send(ctx, Event{Kind: EventLog, Message: "warning: " + w})
 		}
 	}
@@ -299,6 +304,31 @@ func (r *runner) fingerprint() []byte {
 	return append(b, '\n')
 }
 
+// restartEmpty resumes a run that has no checkpoint (it was stopped or
+// killed before its first epoch ended, perhaps in the middle of writing
+// its first checkpoint): it trains again from the start in the same
+// folder, with the settings of its args.yaml. The first save removes the
+// temporary file an interrupted save left.
+func (r *runner) restartEmpty(dir string) error {
+	args := filepath.Join(dir, "args.yaml")
+	raw, err := safefile.ReadFile(args, MaxConfigFile, "a run's args.yaml")
+	if err != nil {
+		return fmt.Errorf("%w: resume: %s has no last.ckpt and no readable args.yaml (%w): it is not a gpuwizard run folder", ErrCheckpoint, dir, err)
+	}
+	cfg, err := ParseConfig(args, raw, Defaults())
+	if err != nil {
+		return fmt.Errorf("%w: resume: %s has no checkpoint, and its settings cannot be read: %w", ErrCheckpoint, dir, err)
+	}
+	r.cfg = cfg
+	r.cfg.Epochs += r.opts.Extend
+	if r.opts.Device != "" {
+		r.cfg.Device = r.opts.Device
+	}
+	r.dir, r.resumed = dir, true
+	r.restartNote = dir + " has no checkpoint (it stopped before its first epoch ended): resumed from the start, with its args.yaml"
+	return nil
+}
+
 // loadResume locks the run folder and reads its last checkpoint.
 func (r *runner) loadResume() error {
 	dir := r.opts.Resume
@@ -313,12 +343,7 @@ func (r *runner) loadResume() error {
 	r.lock = lock
 	last := filepath.Join(dir, "last.ckpt")
 	if _, err := os.Lstat(last); errors.Is(err, os.ErrNotExist) {
-		args := filepath.Join(dir, "args.yaml")
-		if _, err := os.Stat(args); err != nil {
-			return fmt.Errorf("%w: resume: %s has no last.ckpt and no args.yaml: it is not a gpuwizard run folder", ErrCheckpoint, dir)
-		}
-		return fmt.Errorf("%w: resume: %s has no checkpoint: the run stopped before its first epoch finished, so there is nothing to resume. Start it again with: gpuwizard train --config %s (a new run folder; delete %s afterwards)",
-			ErrCheckpoint, dir, args, dir)
+		return r.restartEmpty(dir)
 	}
 	ck, err := LoadCheckpoint(last)
 	if err != nil {

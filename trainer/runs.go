@@ -219,9 +219,9 @@ func ReadRun(dir string) (RunInfo, error) {
 	}
 	if !hasLast && ri.State != RunFinished {
 		ri.State = RunEmpty
-		ri.Status = "stopped before its first epoch ended: nothing to resume"
+		ri.Status = "stopped before its first epoch ended: resuming trains it again from the start"
 	}
-	ri.CanResume = hasLast && (ri.State == RunStopped || ri.State == RunCrashed)
+	ri.CanResume = (hasLast && (ri.State == RunStopped || ri.State == RunCrashed)) || (ri.State == RunEmpty && ri.Err == "")
 	return ri, nil
 }
 
@@ -251,9 +251,9 @@ func legacyState(dir string, hasLast bool) runState {
 // runningPID says whether a process holds the run folder's lock, and its
 // PID when the lock file names one.
 func runningPID(dir string) (int, bool) {
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDONLY, 0)
+	f, err := safefile.OpenNoFollow(filepath.Join(dir, LockFile), os.O_RDONLY, 0)
 	if err != nil {
-		return 0, false
+		return 0, false // absent, or not a lock gpuwizard made: nobody trains there
 	}
 	defer f.Close()
 	got, err := tryLock(f)
@@ -435,7 +435,9 @@ func ExportRun(ctx context.Context, dir, dest string) error {
 			return fmt.Errorf("trainer: export: %w", err)
 		}
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("trainer: export: %w", err)
+	} else if err := os.Chmod(tmp, st.Mode().Perm()); err != nil {
 		return fmt.Errorf("trainer: export: %w", err)
 	}
 	if _, err := os.Lstat(dest); err == nil {
@@ -448,13 +450,19 @@ func ExportRun(ctx context.Context, dir, dest string) error {
 	return nil
 }
 
+// copyFile copies a regular file of the run (never through a link) with
+// its permissions: a 0600 checkpoint stays private in the copy.
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := safefile.OpenNoFollow(src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {
 		return err
 	}

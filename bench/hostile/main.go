@@ -63,7 +63,10 @@ func run(out string) error {
 	if err := idxGz(filepath.Join(dir, "train-images-idx3-ubyte.gz"), []uint32{3_000_000, 1000, 1000}, 1_000_000_000); err != nil {
 		return err
 	}
-	return idxGzData(filepath.Join(dir, "train-labels-idx1-ubyte.gz"), []uint32{60000}, labels)
+	if err := idxGzData(filepath.Join(dir, "train-labels-idx1-ubyte.gz"), []uint32{60000}, labels); err != nil {
+		return err
+	}
+	return roundTwo(out)
 }
 
 // chunkWriter writes PNG chunks of one type from a stream.

@@ -5,8 +5,11 @@ package atomicfile
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // File is the part of *os.File a write needs.
@@ -27,8 +30,24 @@ type FileSystem interface {
 // OS is the real file system.
 type OS struct{}
 
-// CreateTemp implements FileSystem.
-func (OS) CreateTemp(dir, pattern string) (File, error) { return os.CreateTemp(dir, pattern) }
+// CreateTemp implements FileSystem: like os.CreateTemp, but the file is
+// made with mode 0644 less the umask (os.CreateTemp makes 0600), since it
+// becomes the file itself: a run's settings and results are as readable as
+// any file the user makes.
+func (OS) CreateTemp(dir, pattern string) (File, error) {
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if os.IsExist(err) && try < 10000 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+}
 
 // Rename implements FileSystem.
 func (OS) Rename(from, to string) error { return os.Rename(from, to) }
@@ -51,6 +70,9 @@ func Write(fsys FileSystem, path string, data []byte) error {
 		tmp.Close()
 		fsys.Remove(tmp.Name())
 		return fmt.Errorf("writing %s (the previous version is kept): %w", path, err)
+	}
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		os.Chmod(tmp.Name(), st.Mode().Perm()) // keep the replaced file's permissions
 	}
 	if _, err := tmp.Write(data); err != nil {
 		return fail(err)

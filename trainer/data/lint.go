@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"gpuwizard/internal/printable"
 )
 
 // Severity of a lint problem.
@@ -21,6 +23,9 @@ type Problem struct {
 	Fix      string `json:"fix"`
 }
 
+// String is the problem in one line, with names from the user's files
+// escaped (internal/printable): a file or class name can neither break the
+// line nor drive the terminal.
 func (p Problem) String() string {
 	where := p.File
 	if p.Line > 0 {
@@ -29,7 +34,19 @@ func (p Problem) String() string {
 	if where != "" {
 		where += ": "
 	}
-	return fmt.Sprintf("%s: %s%s (fix: %s)", p.Severity, where, p.Message, p.Fix)
+	return printable.String(fmt.Sprintf("%s: %s%s (fix: %s)", p.Severity, where, p.Message, p.Fix))
+}
+
+// kind is what makes two problems the same kind for the per-kind cap: the
+// severity and the fix, without its numbers. Messages name files, classes
+// and values; the fix says what to do, and the same fix is the same kind.
+func (p Problem) kind() string {
+	return p.Severity + ": " + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, p.Fix)
 }
 
 // Lint is the report shown before training: what the dataset holds and
@@ -44,36 +61,48 @@ type Lint struct {
 	MaxW     int                       `json:"max_width,omitempty"`
 	MaxH     int                       `json:"max_height,omitempty"`
 	Problems []Problem                 `json:"problems"`
-	// problems beyond this many of one kind are counted, not listed
-	dropped map[string]int
+	// Omitted counts the problems beyond MaxPerKind of one kind, which are
+	// counted, not listed: kind (severity and fix) → count.
+	Omitted map[string]int `json:"omitted,omitempty"`
+	// listed counts the listed problems of each kind.
+	listed map[string]int
 }
 
-const maxPerKind = 20
+// MaxPerKind is the most problems of one kind a lint lists; the rest are
+// counted in Omitted, so a dataset of a million broken files gives a
+// report of a few lines.
+const MaxPerKind = 20
+
+// maxPerKind is the cap inside one label file (LintYOLOLabels).
+const maxPerKind = MaxPerKind
 
 func newLint(format string) *Lint {
-	return &Lint{Format: format, Counts: map[string]map[string]int{}, Images: map[string]int{}, dropped: map[string]int{}}
+	return &Lint{Format: format, Counts: map[string]map[string]int{}, Images: map[string]int{}, Omitted: map[string]int{}, listed: map[string]int{}}
 }
 
+// add lists p, or counts it when MaxPerKind of its kind are listed.
 func (l *Lint) add(p Problem) {
-	kind := p.Severity + p.Message
-	if i := strings.IndexAny(kind, "0123456789\""); i > 0 {
-		kind = kind[:i]
+	if l.listed == nil {
+		l.listed, l.Omitted = map[string]int{}, map[string]int{}
 	}
-	n := 0
-	for _, q := range l.Problems {
-		k := q.Severity + q.Message
-		if i := strings.IndexAny(k, "0123456789\""); i > 0 {
-			k = k[:i]
-		}
-		if k == kind {
-			n++
-		}
-	}
-	if n >= maxPerKind {
-		l.dropped[kind]++
+	k := p.kind()
+	if l.listed[k] >= MaxPerKind {
+		l.Omitted[k]++
 		return
 	}
+	l.listed[k]++
 	l.Problems = append(l.Problems, p)
+}
+
+// Errors counts the errors, omitted ones included.
+func (l *Lint) ErrorCount() int {
+	n := len(l.Errors())
+	for k, c := range l.Omitted {
+		if strings.HasPrefix(k, LintError+":") {
+			n += c
+		}
+	}
+	return n
 }
 
 func (l *Lint) size(w, h int) {
@@ -135,10 +164,11 @@ func (l *Lint) Errors() []Problem {
 }
 
 // Summary is the lint report as text: counts per split and class, sizes,
-// then the problems.
+// then the problems grouped by kind, each group followed by how many more
+// of its kind were counted. Names are escaped.
 func (l *Lint) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "format: %s, %d classes\n", l.Format, len(l.Classes))
+	fmt.Fprintf(&b, "format: %s, %d %s\n", l.Format, len(l.Classes), plural(len(l.Classes), "class", "classes"))
 	splits := make([]string, 0, len(l.Counts))
 	for s := range l.Counts {
 		splits = append(splits, s)
@@ -147,21 +177,56 @@ func (l *Lint) Summary() string {
 	for _, s := range splits {
 		var parts []string
 		for _, c := range l.Classes {
-			parts = append(parts, fmt.Sprintf("%s=%d", c, l.Counts[s][c]))
+			if len(parts) == 12 {
+				parts = append(parts, fmt.Sprintf("… (%d more)", len(l.Classes)-12))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s=%d", printable.String(c), l.Counts[s][c]))
 		}
-		if len(parts) > 12 {
-			parts = append(parts[:12], fmt.Sprintf("… (%d more)", len(parts)-12))
-		}
-		fmt.Fprintf(&b, "  %-6s %6d images: %s\n", s, l.Images[s], strings.Join(parts, " "))
+		fmt.Fprintf(&b, "  %-6s %6d %s: %s\n", s, l.Images[s], plural(l.Images[s], "image", "images"), strings.Join(parts, " "))
 	}
 	if l.MaxW > 0 {
 		fmt.Fprintf(&b, "  sizes  %dx%d to %dx%d\n", l.MinW, l.MinH, l.MaxW, l.MaxH)
 	}
-	for _, p := range l.Problems {
-		b.WriteString("  " + p.String() + "\n")
-	}
-	for k, n := range l.dropped {
-		fmt.Fprintf(&b, "  … and %d more like %q\n", n, strings.TrimSpace(k))
-	}
+	l.writeProblems(&b)
 	return b.String()
+}
+
+// writeProblems writes the problems grouped by kind, in the order each
+// kind first appeared.
+func (l *Lint) writeProblems(b *strings.Builder) {
+	var order []string
+	groups := map[string][]Problem{}
+	for _, p := range l.Problems {
+		k := p.kind()
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	for _, k := range order {
+		for _, p := range groups[k] {
+			b.WriteString("  " + p.String() + "\n")
+		}
+		if n := l.Omitted[k]; n > 0 {
+			sev := groups[k][0].Severity
+			fmt.Fprintf(b, "  … and %s more %s of this kind (fix: %s)\n", thousands(n), plural(n, sev, sev+"s"), printable.String(groups[k][0].Fix))
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// thousands writes n with commas: 19,980.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
