@@ -194,7 +194,7 @@ measure "hung nvcc and ldconfig (with children) on PATH: doctor" "no probe proce
 # 9. Limits that bound what is really allocated.
 GOAL=3072 measure "gzip IDX, 2 MB, header at the 2 GiB cap: lint" "images|more than|memory" "$G" lint "$W/idx-cap"
 GOAL=3072 measure "gzip IDX, 2 MB, header at the 2 GiB cap: train" "images|more than|memory" "$G" train --data "$W/idx-cap" "${TINY[@]}" --image-size 0 --epochs 1 --name idxcap
-GOAL=3072 measure "folder just under the 2 GiB cap at --image-size 512: train" "images|more than|memory" "$G" train --data "$W/folder-cap" "${TINY[@]}" --image-size 512 --epochs 1 --name foldercap
+GOAL=3072 measure "folder just under the 2 GiB cap at --image-size 256: train" "images|more than|memory" "$G" train --data "$W/folder-cap" "${TINY[@]}" --image-size 256 --epochs 1 --name foldercap
 measure "COCO JSON of 22 million empty image objects (64 MiB): lint" "images|more than" "$G" lint "$W/coco-empty/instances.json"
 J=$W/progressive; cp -r "$W/good" "$J"; cp "$W/progressive.jpg" "$J/left/p1.jpg"; cp "$W/progressive.jpg" "$J/right/p2.jpg"
 measure "progressive JPEG 7000x7000 (290 KB) x2: train" "progressive|memory|epoch" "$G" train --data "$J" "${TINY[@]}" --epochs 1 --name progressive
@@ -206,7 +206,7 @@ measure "16-bit Deflate TIFF 7000x7000 (290 KB) x2: train" "TIFF|memory|epoch" "
 # found by relative paths, every error counted.
 measure "20,000 dangling links without digits: lint" "and [0-9,]+ more" "$G" lint "$W/dangling"
 Y2=$W/yolo-nc; mkdir -p "$Y2/images"; printf 'train: images\nval: images\nnc: 100000000\n' >"$Y2/data.yaml"
-RC=2 measure "data.yaml nc: 100000000 without names: lint" "nc" "$G" lint "$Y2/data.yaml"
+RC=1 measure "data.yaml nc: 100000000 without names: lint" "nc" "$G" lint "$Y2/data.yaml"
 # yolo_set DIR: a YOLO set with one labelled image in images/train.
 yolo_set() {
   mkdir -p "$1/images/train" "$1/labels/train"; cp "$W/good/left/000.png" "$1/images/train/a.png"

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/printable"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/exec"
@@ -280,7 +281,9 @@ func (r *runner) prepareDir() error {
 	}
 	files := map[string][]byte{
 		"args.yaml":  r.cfg.YAML(),
-		"labels.txt": []byte(strings.Join(r.ds.Classes, "\n") + "\n"),
+		// One class a line: a control character in a name is written
+		// escaped (\n, \x1b), so the file has a line per class.
+		"labels.txt": []byte(strings.Join(printable.Strings(r.ds.Classes), "\n") + "\n"),
 		"env.json":   r.fingerprint(),
 	}
 	for name, b := range files {

@@ -77,14 +77,14 @@ func writeCOCOEmpty(out string) error {
 	})
 }
 
-// writeFolderAtCap: 2,730 tiny PNGs in two classes; at --image-size 512
-// they take 2730×3×512×512 bytes, just under the 2 GiB dataset cap.
+// writeFolderAtCap: 10,922 tiny PNGs in two classes; at --image-size 256
+// they take 10922×3×256×256 bytes, just under the 2 GiB dataset cap.
 func writeFolderAtCap(out string) error {
-	for i := 0; i < 2730; i++ {
+	for i := 0; i < 10922; i++ {
 		img := image.NewGray(image.Rect(0, 0, 2, 2))
 		img.Pix[i%4] = uint8(i)
 		class := []string{"a", "b"}[i%2]
-		if err := synth.WritePNG(filepath.Join(out, "folder-cap", class, fmt.Sprintf("%04d.png", i)), img); err != nil {
+		if err := synth.WritePNG(filepath.Join(out, "folder-cap", class, fmt.Sprintf("%05d.png", i)), img); err != nil {
 			return err
 		}
 	}

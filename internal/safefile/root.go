@@ -11,7 +11,7 @@ import (
 
 // ErrOutside: a path, with its symbolic links resolved, leads out of the
 // folder it belongs to.
-var ErrOutside = errors.New("outside the folder it belongs to")
+var ErrOutside = errors.New("outside the folder")
 
 // Root is a folder whose files are read only from inside it: a dataset, a
 // run. Symbolic links are followed while they stay inside; one that leads
@@ -56,7 +56,7 @@ func (r *Root) Resolve(path string) (string, error) {
 		return "", err
 	}
 	if !inside(r.resolved, res) {
-		return "", fmt.Errorf("%s leads to %s, %w %s: gpuwizard reads only files inside it; copy the file in, or point gpuwizard at the folder that holds it",
+		return "", fmt.Errorf("%s leads to %s, %w %s: gpuwizard reads only the files inside it; copy the file in, or point gpuwizard at the folder that holds it",
 			path, res, ErrOutside, r.dir)
 	}
 	return res, nil
@@ -68,18 +68,33 @@ func (r *Root) Contains(path string) bool {
 	return err == nil
 }
 
-// Open opens a regular file inside the root (see the package's Open).
+// Open opens a regular file inside the root (see the package's Open). A
+// link to a device or a pipe is refused as such, wherever it leads.
 func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
-	if _, err := r.Resolve(path); err != nil {
+	if err := r.Check(path); err != nil {
 		return nil, nil, err
 	}
 	return Open(path)
 }
 
+// Check refuses what Open would refuse, without opening: anything but a
+// regular file (a link to a device or a pipe is named as such, wherever it
+// leads), a dangling link (naming where it leads) and a path leading out.
+func (r *Root) Check(path string) error {
+	if _, err := Check(path); err != nil {
+		if _, rerr := os.Lstat(path); rerr == nil && errors.Is(err, fs.ErrNotExist) {
+			_, err = r.Resolve(path) // a dangling link: say where it leads
+		}
+		return err
+	}
+	_, err := r.Resolve(path)
+	return err
+}
+
 // ReadFile reads a regular file inside the root of at most limit bytes
 // (see the package's ReadFile).
 func (r *Root) ReadFile(path string, limit int64, what string) ([]byte, error) {
-	if _, err := r.Resolve(path); err != nil {
+	if err := r.Check(path); err != nil {
 		return nil, err
 	}
 	return ReadFile(path, limit, what)

@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg" // register JPEG
 	_ "image/png"  // register PNG
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,64 +38,12 @@ type folderImage struct {
 // loadImageFolder loads one folder per class, either directly under root
 // or under train/val[/test].
 func loadImageFolder(root string, opt Options) (*Dataset, error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrData, err)
-	}
 	lint := newLint("imagefolder")
-	splitDirs := map[string]string{}
-	var classDirs []string
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if s, ok := splitNames[strings.ToLower(e.Name())]; ok {
-			splitDirs[s] = filepath.Join(root, e.Name())
-		} else {
-			classDirs = append(classDirs, e.Name())
-		}
+	ls, err := listFolder(root, lint)
+	if err != nil {
+		return nil, err
 	}
-	var files []folderImage
-	classSet := map[string]bool{}
-	scan := func(split, dir string) error {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrData, err)
-		}
-		for _, c := range ents {
-			if !c.IsDir() || strings.HasPrefix(c.Name(), ".") {
-				continue
-			}
-			classSet[c.Name()] = true
-			imgs, err := os.ReadDir(filepath.Join(dir, c.Name()))
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrData, err)
-			}
-			for _, f := range imgs {
-				if f.IsDir() || strings.HasPrefix(f.Name(), ".") || !ImageExts[strings.ToLower(filepath.Ext(f.Name()))] {
-					continue
-				}
-				files = append(files, folderImage{split, c.Name(), filepath.Join(dir, c.Name(), f.Name())})
-			}
-		}
-		return nil
-	}
-	if len(splitDirs) > 0 {
-		if splitDirs["train"] == "" {
-			return nil, fmt.Errorf("%w: %s has %s folders but no train folder: add train/CLASS/... images", ErrData, root, strings.Join(sortedKeys(splitDirs), "/"))
-		}
-		for _, s := range []string{"train", "val", "test"} {
-			if d := splitDirs[s]; d != "" {
-				if err := scan(s, d); err != nil {
-					return nil, err
-				}
-			}
-		}
-	} else {
-		if err := scan("train", root); err != nil {
-			return nil, err
-		}
-	}
+	files, classSet, splitDirs := ls.files, ls.classes, ls.splitDirs
 	if len(classSet) == 0 {
 		return nil, fmt.Errorf("%w: %s has no class folders: put each class's images in a folder named after the class (ROOT/cat/1.jpg, ROOT/dog/2.jpg)", ErrData, root)
 	}
@@ -222,6 +171,119 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	return d, nil
 }
 
+// folderListing is what a folder dataset holds, before decoding.
+type folderListing struct {
+	files     []folderImage
+	classes   map[string]bool
+	splitDirs map[string]string // split → its folder, when the dataset has split folders
+	root      *safefile.Root
+}
+
+// listFolder finds the class folders (under root, or under its train/val/
+// test folders) and their images. Folders whose names start with "." are
+// skipped with a warning (they are hidden: .ipynb_checkpoints is not a
+// class); links to folders are class folders when they stay inside root,
+// and skipped with a warning when they lead out of it; so are links to
+// images that lead out of it, and dangling links.
+func listFolder(root string, lint *Lint) (*folderListing, error) {
+	r, err := safefile.NewRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrData, err)
+	}
+	ls := &folderListing{classes: map[string]bool{}, splitDirs: map[string]string{}, root: r}
+	top, err := ls.subfolders(root, lint)
+	if err != nil {
+		return nil, err
+	}
+	var classDirs []string
+	for _, name := range top {
+		if s, ok := splitNames[strings.ToLower(name)]; ok {
+			ls.splitDirs[s] = filepath.Join(root, name)
+		} else {
+			classDirs = append(classDirs, name)
+		}
+	}
+	if len(ls.splitDirs) == 0 {
+		return ls, ls.scan("train", root, classDirs, lint)
+	}
+	if ls.splitDirs["train"] == "" {
+		return nil, fmt.Errorf("%w: %s has %s folders but no train folder: add train/CLASS/... images", ErrData, root, strings.Join(sortedKeys(ls.splitDirs), "/"))
+	}
+	for _, s := range []string{"train", "val", "test"} {
+		if d := ls.splitDirs[s]; d != "" {
+			classes, err := ls.subfolders(d, lint)
+			if err != nil {
+				return nil, err
+			}
+			if err := ls.scan(s, d, classes, lint); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ls, nil
+}
+
+// subfolders lists the folders in dir a dataset may use, saying why each
+// other folder is skipped.
+func (ls *folderListing) subfolders(dir string, lint *Lint) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrData, err)
+	}
+	var out []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil || !st.IsDir() {
+				continue // a link to a file (or nothing) where class folders are
+			}
+			if _, err := ls.root.Resolve(p); err != nil {
+				lint.add(Problem{Severity: LintWarning, File: p, Message: "folder skipped: " + err.Error(),
+					Fix: "move or copy the folder into the dataset (a link that stays inside the dataset is followed)"})
+				continue
+			}
+			isDir = true
+		}
+		if !isDir {
+			continue
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			lint.add(Problem{Severity: LintWarning, File: p, Message: "hidden folder skipped: a name starting with \".\" is not a class",
+				Fix: "rename it without the leading dot if it is a class, or leave it: it is not used"})
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	return out, nil
+}
+
+// scan adds the images of each class folder of dir to split.
+func (ls *folderListing) scan(split, dir string, classes []string, lint *Lint) error {
+	for _, c := range classes {
+		ls.classes[c] = true
+		imgs, err := os.ReadDir(filepath.Join(dir, c))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrData, err)
+		}
+		for _, f := range imgs {
+			if f.IsDir() || strings.HasPrefix(f.Name(), ".") || !ImageExts[strings.ToLower(filepath.Ext(f.Name()))] {
+				continue
+			}
+			p := filepath.Join(dir, c, f.Name())
+			if f.Type()&fs.ModeSymlink != 0 {
+				if err := ls.root.Check(p); err != nil {
+					lint.add(imageProblem(p, err))
+					continue
+				}
+			}
+			ls.files = append(ls.files, folderImage{split, c, p})
+		}
+	}
+	return nil
+}
+
 // decoded is one image of a folder dataset, resized.
 type decoded struct {
 	px   []uint8 // size×size×3, planar
@@ -263,6 +325,12 @@ func imageProblem(path string, err error) Problem {
 	case errors.Is(err, safefile.ErrNotRegular):
 		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
 			Fix: "put the image file itself there, or delete the entry"}
+	case errors.Is(err, safefile.ErrOutside):
+		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
+			Fix: "copy the image into the dataset, or delete the link"}
+	case errors.Is(err, fs.ErrNotExist):
+		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
+			Fix: "delete the dangling link, or put the image back where it points"}
 	}
 	return Problem{Severity: LintWarning, File: path, Message: "corrupt or unreadable image, skipped: " + err.Error(),
 		Fix: "delete or replace the file"}

@@ -198,7 +198,17 @@ func (b *pixelBudget) release(n int64) {
 // openImage opens an image file of a dataset: a regular file of at most
 // MaxImageFile bytes.
 func openImage(path string) (*os.File, error) {
-	f, st, err := safefile.Open(path)
+	return openImageIn(nil, path)
+}
+
+// openImageIn opens an image file of the dataset in root (nil: anywhere):
+// a regular file inside it of at most MaxImageFile bytes.
+func openImageIn(root *safefile.Root, path string) (*os.File, error) {
+	open := safefile.Open
+	if root != nil {
+		open = root.Open
+	}
+	f, st, err := open(path)
 	if err != nil {
 		return nil, err
 	}
