@@ -280,7 +280,7 @@ func (r *runner) prepareDir() error {
 		// An existing run is never overwritten: the next number is taken.
 	}
 	files := map[string][]byte{
-		"args.yaml":  r.cfg.YAML(),
+		"args.yaml": r.cfg.YAML(),
 		// One class a line: a control character in a name is written
 		// escaped (\n, \x1b), so the file has a line per class.
 		"labels.txt": []byte(strings.Join(printable.Strings(r.ds.Classes), "\n") + "\n"),
