@@ -13,7 +13,6 @@ APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev li
             libxinerama-dev libxi-dev libxxf86vm-dev \
             python3-torch
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-FUZZTIME ?= 20s
 
 .PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
 
@@ -50,13 +49,13 @@ race: deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
 # Fuzz every parser (doctor, paste, dataset readers and image decoding,
-# checkpoints, the config file) for FUZZTIME each.
+# checkpoints, the config file, names shown to the user): every Fuzz target
+# of every package for FUZZMIN inputs, then for FUZZTIME; a failing target
+# does not stop the others (tools/fuzz.sh).
+FUZZTIME ?= 30s
+FUZZMIN  ?= 1000x
 fuzz:
-	@for p in ./gpu/ ./gpu/paste/ ./gpu/probe/ ./gpu/doctor/ ./cli/ ./trainer/data/ ./trainer/; do \
-	  for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
-	    echo "== $$p $$t"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
-	  done; \
-	done
+	tools/fuzz.sh $(FUZZMIN) $(FUZZTIME)
 
 # Benchmarks against the references (bench/): see README.
 bench: build

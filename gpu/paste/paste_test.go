@@ -117,11 +117,13 @@ func loadCorpus(tb testing.TB) []corpus.Report {
 	return rs
 }
 
-// fuzzBudget checks the speed rule, 100 ms per 100 KB, with 2× slack for a
-// loaded 2-core machine (and more under the race detector). The measured
-// figure is BenchmarkParsePaste100KB's.
+// fuzzBudget catches inputs that make parsing blow up (quadratic or
+// worse): 2 s per 100 KB, 20 times the speed rule (100 ms per 100 KB), so
+// a loaded machine or the first call's one-time set-up never trips it
+// (more under the race detector). Speed itself is measured by
+// BenchmarkParsePaste100KB, not here.
 func fuzzBudget(t *testing.T, n int, start time.Time) {
-	limit := time.Duration(1+n/100_000) * 200 * time.Millisecond
+	limit := time.Duration(1+n/100_000) * 2 * time.Second
 	if raceEnabled {
 		limit *= 10
 	}
