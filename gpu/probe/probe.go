@@ -28,21 +28,29 @@ type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs commands with os/exec, killing them and every process
-// they started when ctx ends.
+// ExecRunner runs commands with os/exec in a process group of their own,
+// and kills the whole group when ctx ends and when the command returns:
+// no process it started outlives Run.
 type ExecRunner struct {
 	Env []string // environment of the child; nil inherits
 }
+
+// waitDelay is how long Run waits, once the command ended or was killed,
+// for its output pipes to close: a grandchild that left the group may hold
+// them open.
+const waitDelay = 200 * time.Millisecond
 
 // Run implements Runner.
 func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	ownGroup(cmd)
 	cmd.Env = r.Env
-	cmd.WaitDelay = 200 * time.Millisecond
+	cmd.WaitDelay = waitDelay
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	// The command has ended; what it started has not, unless killed.
+	killGroup(cmd)
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("%s: %w", name, errors.Join(ErrTimeout, ctx.Err()))
 	}
@@ -128,6 +136,52 @@ type prober struct {
 	o       Options
 	mu      sync.Mutex
 	skipped []gpu.SkippedFile
+}
+
+// trackedRunner counts the commands running, so that Probe returns only
+// once every command it started has ended (killed, for the sources that
+// timed out). After close it starts no more.
+type trackedRunner struct {
+	r       Runner
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// errProbeDone refuses a command asked for after Probe returned (by a
+// source that had timed out).
+var errProbeDone = errors.New("gpu: the probe has returned")
+
+func (t *trackedRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", name, errors.Join(ErrTimeout, errProbeDone))
+	}
+	t.running.Add(1)
+	t.mu.Unlock()
+	defer t.running.Done()
+	return t.r.Run(ctx, name, args...)
+}
+
+// closeAndWait starts no more commands and waits for those running, at
+// most limit (ExecRunner returns within its waitDelay of a cancellation;
+// a Runner that ignores its context is not waited for past limit).
+func (t *trackedRunner) closeAndWait(limit time.Duration) {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		t.running.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
 }
 
 // Size caps of the files the probe reads. Each is generous for what the
@@ -249,6 +303,11 @@ type source struct {
 // answer. Probe itself never fails: what could not be read is unknown.
 func Probe(ctx context.Context, opts Options) *gpu.Facts {
 	opts.fill()
+	runner := &trackedRunner{r: opts.Runner}
+	opts.Runner = runner
+	// Every source's context has ended when Probe returns (each is
+	// cancelled by runSource): wait for their commands to be killed.
+	defer runner.closeAndWait(2 * time.Second)
 	p := &prober{o: opts}
 	f := &gpu.Facts{Schema: gpu.FactsSchema, CollectedAt: opts.Now().UTC(), Origin: "live"}
 	f.Host.OS, f.Host.Arch = opts.GOOS, opts.GOARCH
