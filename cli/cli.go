@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 
+	"golang.org/x/term"
+
 	"gpuwizard/gpu/probe"
 	"gpuwizard/gpu/watch"
 	"gpuwizard/trainer"
@@ -40,6 +42,8 @@ type Env struct {
 	Color bool
 	// Terminal says whether Stderr is a terminal (progress bars).
 	Terminal bool
+	// Columns is the width of the terminal on Stderr; nil or 0: 80.
+	Columns func() int
 	// Options are the doctor's probe options (tests pass a fake machine).
 	Options probe.Options
 	// Watch says which machine `watch` reads (tests pass a fake /proc and
@@ -99,7 +103,8 @@ func Main(ctx context.Context, args []string) int {
 	defer sampler.Close()
 	env := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Color: IsTerminal(os.Stdout), Terminal: IsTerminal(os.Stderr),
-		Probe: LiveProbe, Sample: LiveSampler(sampler)}
+		Columns: func() int { return terminalColumns(os.Stderr) },
+		Probe:   LiveProbe, Sample: LiveSampler(sampler)}
 	return Run(ctx, args, env)
 }
 
@@ -130,6 +135,15 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "gpuwizard: unknown command %q\n\n%s", args[0], usage)
 	return ExitUsage
+}
+
+// terminalColumns is the width of the terminal f is, 0 when unknown.
+func terminalColumns(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 // IsTerminal reports whether f is a character device that shows colour.

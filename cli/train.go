@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -157,40 +155,29 @@ func Train(ctx context.Context, args []string, env Env) int {
 	return ExitOK
 }
 
-// show prints events: JSON lines, or a progress bar on a terminal, or one
-// line per epoch otherwise.
+// show prints events: JSON lines, or a progress line on a terminal and a
+// line per epoch.
 func show(events <-chan trainer.Event, env Env, asJSON bool) {
 	enc := json.NewEncoder(env.Stdout)
-	var bar *progressbar.ProgressBar
+	bar := &progressLine{w: env.Stderr, columns: env.Columns}
 	for ev := range events {
 		if asJSON {
 			enc.Encode(ev)
 			continue
 		}
+		if ev.Kind == trainer.EventStep {
+			if env.Terminal {
+				bar.draw(stepBar(ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, ev.Accuracy, ev.ImagesPerSec, ev.ETA), ev.Step == ev.Steps)
+			}
+			continue
+		}
+		bar.clear()
 		switch ev.Kind {
 		case trainer.EventLog:
 			fmt.Fprintln(env.Stderr, strings.TrimRight(ev.Message, "\n"))
 		case trainer.EventStart:
 			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, ev.Message, ev.RunDir)
-		case trainer.EventStep:
-			if !env.Terminal {
-				continue
-			}
-			if bar == nil || ev.Step == 1 {
-				if bar != nil {
-					bar.Finish()
-				}
-				bar = progressbar.NewOptions(ev.Steps, progressbar.OptionSetWriter(env.Stderr), progressbar.OptionSetWidth(30),
-					progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", ev.Epoch, ev.Epochs)),
-					progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f acc %.1f%% %.0f img/s ETA %s", ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second)))
-			bar.Set(ev.Step)
 		case trainer.EventEpoch:
-			if bar != nil {
-				bar.Finish()
-				bar = nil
-			}
 			mark := ""
 			if ev.Best {
 				mark = "  ← best"
@@ -198,9 +185,6 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 			fmt.Fprintf(env.Stderr, "epoch %d/%d  train loss %.4f acc %.2f%%  val loss %.4f acc %.2f%%  lr %.2e  %.0f img/s  ETA %s%s\n",
 				ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
 		case trainer.EventDone:
-			if bar != nil {
-				bar.Finish()
-			}
 			if ev.Message != "finished" {
 				fmt.Fprintln(env.Stderr, "train:", ev.Message)
 			}
