@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -93,7 +94,8 @@ Usage:
   gpuwizard version          version, commit and build details
   gpuwizard help             show this help
 
-Run "gpuwizard COMMAND -h" for a command's flags.
+Run "gpuwizard COMMAND -h" (or "gpuwizard help COMMAND") for what a command
+does, its flags, examples and exit status.
 `
 
 // Main runs gpuwizard with the live machine: the real NVML, the doctor as
@@ -128,8 +130,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case "lint":
 		return Lint(ctx, args[1:], env)
 	case "version", "--version", "-version", "-v":
-		return Version(env)
+		return Version(args[1:], env)
 	case "help", "-h", "--help", "-help":
+		if len(args) == 2 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			return Run(ctx, []string{args[1], "-h"}, env) // gpuwizard help train
+		}
 		fmt.Fprint(env.Stdout, usage)
 		return ExitOK
 	}

@@ -15,19 +15,31 @@ import (
 	"gpuwizard/trainer/data"
 )
 
-const trainUsage = `Usage: gpuwizard train [flags]
-
-Trains an image classifier on the built-in dataset (an MNIST subset) or your
+// trainHelp is the help of `gpuwizard train`.
+func trainHelp() help {
+	return help{
+		usage: `Usage: gpuwizard train [flags]
+       gpuwizard train --resume runs/NAME [--extend N] [--device D]`,
+		about: `Trains an image classifier on the built-in dataset (an MNIST subset) or your
 images: a folder with one sub-folder per class (or train/ and val/ folders of
 them), MNIST-style IDX files, or CIFAR-10 binary batches. Results go to
 runs/NAME: args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
-Ctrl-C stops cleanly; resume with --resume runs/NAME (add --device to go
-on on another device, e.g. --device cpu when the GPU is gone).
+Ctrl-C (or SIGTERM, or a dropped SSH session) stops cleanly; resume with
+--resume runs/NAME (add --device to go on on another device, e.g. --device
+cpu when the GPU is gone).
 
 Settings come from the defaults, then --config FILE, then the flags.
-
-Flags:
-`
+`,
+		examples: `  gpuwizard train
+  gpuwizard train --data ~/photos --epochs 20 --model cnn
+  gpuwizard train --resume runs/train --extend 5
+`,
+		exit: `0 trained, 1 training failed (the device, the disk), 2 usage or
+input error (bad flags or settings, a dataset, config or run folder that is
+missing or unusable), 130 stopped (resumable).
+`,
+	}
+}
 
 // trainFlags are the flags of `gpuwizard train`.
 type trainFlags struct {
@@ -77,13 +89,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	d := trainer.Defaults()
 	cfg := d
 	fs, tf := newTrainFlags(&cfg)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, trainUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, trainHelp()); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
@@ -192,16 +199,38 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 	}
 }
 
+// lintHelp is the help of `gpuwizard lint`.
+func lintHelp() help {
+	return help{
+		usage: "Usage: gpuwizard lint [flags] PATH",
+		about: `Checks a dataset without training: what it holds (classes, images per split,
+image sizes) and what is wrong with it (corrupt or oversized images, empty
+classes, duplicates across splits, YOLO boxes out of range, labels without
+images...), each problem with its file, line and fix. PATH is an image folder
+(one sub-folder per class, or train/, val/ and test/ folders of them),
+MNIST-style IDX files, CIFAR-10 batches, a YOLO data.yaml, a COCO .json, or
+builtin. Nothing is modified.
+`,
+		examples: `  gpuwizard lint ~/datasets/flowers
+  gpuwizard lint ~/datasets/coco8/data.yaml
+  gpuwizard lint --image-size 64 ~/photos
+`,
+		exit: `0 usable (warnings allowed), 1 the dataset has errors that stop
+training, 2 usage or input error (bad flags, a PATH that is missing or not
+a dataset).
+`,
+	}
+}
+
 // Lint runs `gpuwizard lint PATH`: the dataset report, without training.
 func Lint(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	size := fs.Int("image-size", 0, "the size folder images would be resized to")
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	size := fs.Int("image-size", 0, "the size folder images would be resized to, N×N (0: the size they share, up to 64 px, else 32)")
+	if code, ok := parseFlags(fs, args, env, lintHelp()); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(env.Stderr, "Usage: gpuwizard lint PATH   (a dataset folder, a data.yaml, a COCO .json, or builtin)")
+		fmt.Fprintln(env.Stderr, "lint: give one dataset: a folder, a data.yaml, a COCO .json, or builtin (see gpuwizard lint -h)")
 		return ExitUsage
 	}
 	path := fs.Arg(0)
