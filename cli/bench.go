@@ -50,15 +50,11 @@ func Bench(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	res, err := trainer.Bench(ctx, cfg)
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
-		return ExitStopped
-	case errors.Is(err, trainer.ErrConfig):
-		fmt.Fprintln(env.Stderr, "bench:", err)
-		return ExitUsage
-	case err != nil:
-		fmt.Fprintln(env.Stderr, "bench:", err)
-		return ExitFailed
+	if err != nil {
+		if !errors.Is(err, trainer.ErrStopped) {
+			fmt.Fprintln(env.Stderr, "bench:", err)
+		}
+		return exitFor(err)
 	}
 	if res.DeviceInfo != "" {
 		fmt.Fprintf(env.Stderr, "bench: %s: %s\n", res.Device, res.DeviceInfo)

@@ -36,7 +36,7 @@ func TestPredictRefusesPipesQuickly(t *testing.T) {
 	}
 	start := time.Now()
 	code, _, stderr := call(t, Predict, nil, "--model", fifo, fifo)
-	if code != ExitFailed || !strings.Contains(stderr, fifo+" is a named pipe (FIFO)") || time.Since(start) > 5*time.Second {
+	if code != ExitUsage || !strings.Contains(stderr, fifo+" is a named pipe (FIFO)") || time.Since(start) > 5*time.Second {
 		t.Fatalf("predict with a FIFO model: exit %d %s", code, stderr)
 	}
 	code, _, stderr = call(t, Train, nil, "--config", fifo)

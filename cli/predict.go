@@ -22,9 +22,9 @@ images first (--invert).
   gpuwizard predict --model runs/train/last --top 5 photos/*.jpg
   gpuwizard predict --model runs/train/best.ckpt --invert no scan.png
 `,
-		exit: `0 every image classified, 2 usage or input error (bad flags; a
+		exit: `0 every image classified; 2 usage or input error (bad flags; a
 model or an image that is missing, damaged or not an image: the other
-images are still classified).
+images are still classified); 1 any other failure.
 `,
 	}
 }
@@ -49,7 +49,7 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	p, err := trainer.LoadPredictor(*modelPath)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "predict:", err)
-		return ExitFailed
+		return exitFor(err)
 	}
 	if w := p.Warning(); w != "" {
 		fmt.Fprintln(env.Stderr, "predict: warning:", w)
@@ -59,7 +59,7 @@ func Predict(ctx context.Context, args []string, env Env) int {
 		preds, err := p.PredictFile(img, *invert)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "predict:", err)
-			code = ExitFailed
+			code = max(code, exitFor(err))
 			continue
 		}
 		fmt.Fprintf(env.Stdout, "%s:", img)

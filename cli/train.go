@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,13 +139,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	res, err := trainer.RunWithOptions(ctx, cfg, events, opts)
 	close(events)
 	<-done
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
-		return ExitStopped
-	case errors.Is(err, trainer.ErrConfig):
-		return ExitUsage
-	case err != nil:
-		return ExitFailed
+	if err != nil {
+		return exitFor(err) // the done event said why
 	}
 	if !tf.json && res != nil {
 		for _, m := range []*trainer.Metrics{res.Val, res.Test} {
@@ -237,7 +231,7 @@ func Lint(ctx context.Context, args []string, env Env) int {
 	format, err := data.Detect(path)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "lint:", err)
-		return ExitFailed
+		return exitFor(err)
 	}
 	var lint *data.Lint
 	switch format {
@@ -255,7 +249,10 @@ func Lint(ctx context.Context, args []string, env Env) int {
 	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "lint:", err)
-		return ExitFailed
+		if lint == nil {
+			return exitFor(err) // nothing could be read: the path is wrong
+		}
+		return ExitFailed // the dataset has errors: lint's answer
 	}
 	if n := len(lint.Errors()); n > 0 {
 		fmt.Fprintf(env.Stderr, "lint: %d error(s): the dataset cannot be used as it is; each error above says how to fix it\n", n)
