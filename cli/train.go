@@ -98,7 +98,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	if tf.config != "" {
 		fileCfg, err := trainer.LoadConfigFile(tf.config, d)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "train:", err)
+			// The line and setting in words, as the window's Load settings… says it.
+			fmt.Fprintln(env.Stderr, "train: --config:", err)
 			return ExitUsage
 		}
 		// Flags given on the command line override the file: the same
@@ -116,7 +117,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 	}
 	if tf.resume == "" {
 		if err := cfg.Validate(); err != nil {
-			fmt.Fprintln(env.Stderr, "train:", err)
+			fmt.Fprintln(env.Stderr, "train:", strings.TrimPrefix(err.Error(), trainer.ErrConfig.Error()+": "))
 			return ExitUsage
 		}
 	}

@@ -164,7 +164,7 @@ func TestInputErrorsExit2(t *testing.T) {
 	}{
 		{Train, []string{"--data", "/nope", "--project", dir}, "/nope"},
 		{Train, []string{"--config", "/nope.yaml"}, "/nope.yaml"},
-		{Train, []string{"--config", badYAML}, "line 1"},
+		{Train, []string{"--config", badYAML}, "train: --config: " + badYAML + `: line 1 (epochs): "ten" is not a whole number` + "\n"},
 		{Train, []string{"--epochs", "x"}, "invalid value"},
 		{Predict, []string{"--model", "/nope", "a.png"}, "/nope"},
 		{Predict, []string{"a.png"}, "give a model"},
