@@ -19,7 +19,7 @@ func TestLintExitsNonZeroOnDatasetErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "data.yaml"), []byte("train: images/train\nval: images/val\nnames: [cat]\n"), 0o644)
 	code, out, stderr := call(t, Lint, nil, filepath.Join(dir, "data.yaml"))
 	if code != ExitFailed || !strings.Contains(out, "error: "+filepath.Join(dir, "data.yaml")+": the dataset has no images") ||
-		!strings.Contains(out, "fix: point train: and val: at the folders") || !strings.Contains(stderr, "lint: 1 error(s)") {
+		!strings.Contains(out, "fix: point train: and val: at the folders") || !strings.Contains(stderr, "lint: 1 error: ") || !strings.Contains(out, "format: yolo, 1 class\n") {
 		t.Fatalf("lint of an empty YOLO dataset: exit %d\n%s%s", code, out, stderr)
 	}
 	// An empty data.yaml.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -256,7 +257,7 @@ func Lint(ctx context.Context, args []string, env Env) int {
 		return ExitFailed // the dataset has errors: lint's answer
 	}
 	if n := len(lint.Errors()); n > 0 {
-		fmt.Fprintf(env.Stderr, "lint: %d error(s): the dataset cannot be used as it is; each error above says how to fix it\n", n)
+		fmt.Fprintf(env.Stderr, "lint: %s: the dataset cannot be used as it is; each error above says how to fix it\n", plural.Count(n, "error"))
 		return ExitFailed
 	}
 	return ExitOK

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"gpuwizard/internal/plural"
 )
 
 // Severity of a lint problem.
@@ -55,13 +57,13 @@ func newLint(format string) *Lint {
 }
 
 func (l *Lint) add(p Problem) {
-	kind := p.Severity + p.Message
+	kind := p.Severity + ": " + p.Message // "warning: image …": the kind, as Summary shows it
 	if i := strings.IndexAny(kind, "0123456789\""); i > 0 {
 		kind = kind[:i]
 	}
 	n := 0
 	for _, q := range l.Problems {
-		k := q.Severity + q.Message
+		k := q.Severity + ": " + q.Message
 		if i := strings.IndexAny(k, "0123456789\""); i > 0 {
 			k = k[:i]
 		}
@@ -138,7 +140,7 @@ func (l *Lint) Errors() []Problem {
 // then the problems.
 func (l *Lint) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "format: %s, %d classes\n", l.Format, len(l.Classes))
+	fmt.Fprintf(&b, "format: %s, %s\n", l.Format, plural.Count(len(l.Classes), "class"))
 	splits := make([]string, 0, len(l.Counts))
 	for s := range l.Counts {
 		splits = append(splits, s)
@@ -152,7 +154,7 @@ func (l *Lint) Summary() string {
 		if len(parts) > 12 {
 			parts = append(parts[:12], fmt.Sprintf("… (%d more)", len(parts)-12))
 		}
-		fmt.Fprintf(&b, "  %-6s %6d images: %s\n", s, l.Images[s], strings.Join(parts, " "))
+		fmt.Fprintf(&b, "  %-6s %6d %s: %s\n", s, l.Images[s], plural.Noun(l.Images[s], "image"), strings.Join(parts, " "))
 	}
 	if l.MaxW > 0 {
 		fmt.Fprintf(&b, "  sizes  %dx%d to %dx%d\n", l.MinW, l.MinH, l.MaxW, l.MaxH)
