@@ -58,7 +58,7 @@ test: deps
 	@$(COLD_CLI)
 	@$(COLD_GUI)
 	$(GO) vet -tags $(TAGS) ./...
-	@echo "Running the tests (about a minute; the watch tests train a small PyTorch model)..."
+	@echo "Running the tests (a few minutes: the executor's and the watch tests train small models)..."
 	$(GO) test -tags $(TAGS) -count=1 ./...
 
 race: deps
