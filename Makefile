@@ -16,11 +16,12 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
 
-# Install the C headers Fyne's OpenGL driver builds against, and Debian's
-# CPU-only PyTorch (python3-torch: the end-to-end tests of gpuwizard watch
-# train with it through /usr/bin/python3), when missing.
+# A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
+# install otherwise), then the C headers Fyne's OpenGL driver builds against
+# and Debian's CPU-only PyTorch (python3-torch: the end-to-end tests of
+# gpuwizard watch train with it through /usr/bin/python3), when missing.
 deps:
-	@command -v $(GO) >/dev/null || { echo "Go 1.26 or newer is needed: https://go.dev/dl/"; exit 1; }
+	@GO=$(GO) tools/check-go.sh go.mod
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
@@ -28,21 +29,35 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# cold PKG,MESSAGE prints MESSAGE when Go's build cache lacks PKG (the first
+# build compiles it, silently, for minutes) and nothing on a warm cache; go
+# list answers in a fraction of a second. MESSAGE must hold no comma.
+cold = $(GO) list -tags $(TAGS) -f '{{.Stale}}' $(1) 2>/dev/null | grep -qx true && echo "$(2)" || true
+COLD_CLI = $(call cold,gorgonia.org/gorgonia,Compiling gpuwizard and its libraries (gorgonia and gonum: first build only; a few minutes)...)
+COLD_GUI = $(call cold,github.com/go-gl/gl/v2.1/gl,Compiling the window's OpenGL bindings (go-gl: first build only; about 5 minutes)...)
+
 # The CLI with zig (glibc 2.17 floor) when tools/get-zig.sh can fetch it,
 # else with the system's C compiler (then it needs this machine's glibc).
 build: deps
+	@[ -x .tools/zig-0.11.0/zig ] || [ "$$(zig version 2>/dev/null)" = 0.11.0 ] || \
+	  echo "Fetching zig 0.11 (the C compiler of the glibc 2.17 build; about 70 MB; once) from the npm registry..."
+	@$(COLD_CLI)
 	@zig=$$(tools/get-zig.sh 2>/tmp/gpuwizard-zig.err) && \
 	  { echo "CLI: cgo through zig cc for glibc 2.17"; \
 	    ZIG=$$zig CC="$$PWD/tools/zig-cc" CGO_ENABLED=1 $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN) . ; } || \
 	  { [ -n "$$zig" ] && exit 1; echo "CLI: zig unavailable ($$(cat /tmp/gpuwizard-zig.err)); building with the system compiler"; \
 	    $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN) . ; }
+	@$(COLD_GUI)
 	$(GO) build -buildvcs=auto -tags $(TAGS) -o $(GUI) ./cmd/gpuwizard-gui
 
 run: build
 	./$(GUI)
 
 test: deps
+	@$(COLD_CLI)
+	@$(COLD_GUI)
 	$(GO) vet -tags $(TAGS) ./...
+	@echo "Running the tests (a few minutes: the executor's and the watch tests train small models)..."
 	$(GO) test -tags $(TAGS) -count=1 ./...
 
 race: deps

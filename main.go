@@ -7,17 +7,12 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"gpuwizard/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	// Ctrl-C, SIGTERM and SIGHUP stop a command cleanly (cli.NotifyStop).
+	os.Exit(cli.Execute(os.Args[1:]))
 }

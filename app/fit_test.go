@@ -128,7 +128,8 @@ func TestPausedShowsNoSpeed(t *testing.T) {
 // TestSettingsErrorsClear: the step's error goes once the field is fixed,
 // and a YAML mistake is told in plain words with its line and setting.
 func TestSettingsErrorsClear(t *testing.T) {
-	wz, loop := newTestWizard(t, Deps{})
+	var pick string // the file "Load settings…" is given
+	wz, loop := newTestWizard(t, Deps{PickFile: func(_ fyne.Window, done func(string)) { done(pick) }})
 	loop.do(func() {
 		wz.show(2)
 		wz.settings.entries["batch"].SetText("0")
@@ -141,17 +142,18 @@ func TestSettingsErrorsClear(t *testing.T) {
 			t.Errorf("fixed, the error stays: %q", wz.status.Text)
 		}
 	})
-	dir := t.TempDir()
-	p := filepath.Join(dir, "run.yaml")
-	os.WriteFile(p, []byte("model: lenet\nepochs: ten\n"), 0o644)
-	_, err := trainer.LoadConfigFile(p, trainer.Defaults())
-	if got := plainYAMLError(p, err); !strings.Contains(got, `line 2 (epochs): "ten" is not a whole number`) {
-		t.Errorf("plain YAML error: %q (from %v)", got, err)
-	}
-	os.WriteFile(p, []byte("epochs: 3\nbatchsize: 64\n"), 0o644)
-	_, err = trainer.LoadConfigFile(p, trainer.Defaults())
-	if got := plainYAMLError(p, err); !strings.Contains(got, `line 2: "batchsize" is not a setting`) {
-		t.Errorf("plain YAML error: %q (from %v)", got, err)
+	pick = filepath.Join(t.TempDir(), "run.yaml")
+	for content, want := range map[string]string{
+		"model: lenet\nepochs: ten\n": pick + `: line 2 (epochs): "ten" is not a whole number`,
+		"epochs: 3\nbatchsize: 64\n":  pick + `: line 2: "batchsize" is not a setting gpuwizard knows (did you mean "batch"?)`,
+	} {
+		os.WriteFile(pick, []byte(content), 0o644)
+		loop.do(func() {
+			wz.settings.loadYAML()
+			if wz.status.Text != want {
+				t.Errorf("Load settings… of %q says %q, want %q", content, wz.status.Text, want)
+			}
+		})
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,7 +19,6 @@ import (
 
 	"gpuwizard/cli"
 	"gpuwizard/internal/atomicfile"
-	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -525,7 +523,7 @@ func (v *settingsView) loadYAML() {
 		}
 		c, err := trainer.LoadConfigFile(p, trainer.Defaults())
 		if err != nil {
-			v.wz.status.SetText(plainYAMLError(p, err))
+			v.wz.status.SetText(err.Error()) // the line and setting in words, as gpuwizard train --config says it
 			return
 		}
 		if err := c.Validate(); err != nil {
@@ -537,78 +535,4 @@ func (v *settingsView) loadYAML() {
 		v.wz.status.SetText("")
 		v.changed("model")
 	})
-}
-
-// yamlLine matches one of yaml.v3's per-line messages.
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
-
-// yamlUnmarshal matches "cannot unmarshal !!str `abc` into int".
-var yamlUnmarshal = regexp.MustCompile("cannot unmarshal !!(\\w+) `([^`]*)` into (\\S+)")
-
-// yamlUnknown matches "field batchsize not found in type trainer.Config".
-var yamlUnknown = regexp.MustCompile(`field (\S+) not found in type`)
-
-// plainYAMLError says what is wrong with a settings file in plain words:
-// the line, the setting on it, and what it should hold, instead of the
-// YAML decoder's message.
-func plainYAMLError(path string, err error) string {
-	msg := err.Error()
-	var lines []string
-	if yamlLine.MatchString(msg) {
-		// The decoder read the file, so it is a regular file within the
-		// cap; read it the same way (never a pipe that would block).
-		src, _ := safefile.ReadFile(path, trainer.MaxConfigFile, "a config file")
-		lines = strings.Split(string(src), "\n")
-	}
-	keyOn := func(n int) string {
-		if n < 1 || n > len(lines) {
-			return ""
-		}
-		k, _, ok := strings.Cut(strings.TrimSpace(lines[n-1]), ":")
-		if !ok {
-			return ""
-		}
-		return strings.TrimSpace(k)
-	}
-	var out []string
-	for _, m := range yamlLine.FindAllStringSubmatch(msg, -1) {
-		n, _ := strconv.Atoi(m[1])
-		what := m[2]
-		key := keyOn(n)
-		where := fmt.Sprintf("line %d", n)
-		if key != "" {
-			where += fmt.Sprintf(" (%s)", key)
-		}
-		switch {
-		case yamlUnmarshal.MatchString(what):
-			u := yamlUnmarshal.FindStringSubmatch(what)
-			out = append(out, fmt.Sprintf("%s: %q is not %s", where, u[2], yamlKind(u[3])))
-		case yamlUnknown.MatchString(what):
-			u := yamlUnknown.FindStringSubmatch(what)
-			out = append(out, fmt.Sprintf("line %d: %q is not a setting gpuwizard knows (see Save settings… for the names)", n, u[1]))
-		default:
-			out = append(out, fmt.Sprintf("%s: the file is not valid YAML here (%s)", where, what))
-		}
-	}
-	if len(out) == 0 {
-		return filepath.Base(path) + ": " + strings.TrimPrefix(strings.TrimPrefix(msg, "trainer: config: "), path+": ")
-	}
-	return filepath.Base(path) + ": " + strings.Join(out, "; ")
-}
-
-// yamlKind names a Go type for people.
-func yamlKind(t string) string {
-	switch {
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		return "a whole number"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case t == "bool":
-		return "true or false"
-	case t == "string":
-		return "text"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	}
-	return "the right kind of value"
 }

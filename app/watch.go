@@ -15,6 +15,7 @@ import (
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/watch"
+	"gpuwizard/internal/plural"
 )
 
 // watchView is the Check step's "Watch a running training": the user's
@@ -311,13 +312,13 @@ func useText(rep watch.Report) string {
 	}
 	p := fmt.Sprintf("PID %d", rep.PID)
 	if n := len(rep.Processes); n > 1 {
-		p += fmt.Sprintf(" and %d child process(es)", n-1)
+		p += " and " + plural.Count(n-1, "child process")
 	}
 	parts = append(parts, p)
 	if rep.CPU.Measured {
-		parts = append(parts, fmt.Sprintf("CPU %.0f %% (of %d cores)", rep.CPU.Percent, rep.CPU.Cores))
+		parts = append(parts, fmt.Sprintf("CPU %.0f %% (of %s)", rep.CPU.Percent, plural.Count(rep.CPU.Cores, "core")))
 	}
-	parts = append(parts, fmt.Sprintf("%d threads", rep.CPU.Threads))
+	parts = append(parts, plural.Count(rep.CPU.Threads, "thread"))
 	for _, g := range rep.GPUs {
 		s := fmt.Sprintf("GPU %d: %d MiB", g.Index, g.ProcessMiB)
 		if g.UtilizationPct != nil {

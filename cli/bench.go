@@ -9,11 +9,29 @@ import (
 	"gpuwizard/trainer"
 )
 
+// benchHelp is the help of `gpuwizard bench`.
+func benchHelp() help {
+	return help{
+		usage: "Usage: gpuwizard bench [flags]",
+		about: `Measures training speed: timed training steps on random data shaped like
+the PyTorch reference's (bench/torch_reference.py), on the CPU or a GPU,
+printed as one RESULT line in the reference's format so that the two compare
+line for line (bench/train-speed.sh runs both). It reads and writes no file.
+`,
+		examples: `  gpuwizard bench --model lenet --batch 64 --threads 1
+  gpuwizard bench --device cuda --batch 256
+  gpuwizard bench --engine tape --steps 10
+`,
+		exit: `0 measured, 1 the run failed (the device cannot be used, CUDA
+failed), 2 usage error (bad flags or settings), 130 stopped.
+`,
+	}
+}
+
 // Bench runs `gpuwizard bench`: training steps on random data shaped like
 // the PyTorch reference's, printed in its RESULT format.
 func Bench(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	cfg := trainer.BenchConfig{Probe: env.Probe}
 	fs.StringVar(&cfg.Model, "model", "lenet", "lenet, mlp or cnn")
 	fs.IntVar(&cfg.Batch, "batch", 64, "batch size")
@@ -24,23 +42,19 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	fs.StringVar(&cfg.Engine, "engine", "exec", "exec (gpuwizard's executor) or tape (gorgonia's tape machine, CPU only)")
 	fs.BoolVar(&cfg.OwnGEMM, "own-gemm", false, "on CUDA, use gpuwizard's SGEMM kernel even when cuBLAS is there")
 	fs.BoolVar(&cfg.Eager, "eager", env.getenv("GPUWIZARD_EAGER") == "1", "on CUDA, queue every kernel of every step instead of replaying the step captured in a CUDA graph (also GPUWIZARD_EAGER=1)")
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, benchHelp()); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "bench: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(env.Stderr, "bench: unexpected argument %q (see gpuwizard bench -h)\n", fs.Arg(0))
 		return ExitUsage
 	}
 	res, err := trainer.Bench(ctx, cfg)
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
-		return ExitStopped
-	case errors.Is(err, trainer.ErrConfig):
-		fmt.Fprintln(env.Stderr, "bench:", err)
-		return ExitUsage
-	case err != nil:
-		fmt.Fprintln(env.Stderr, "bench:", err)
-		return ExitFailed
+	if err != nil {
+		if !errors.Is(err, trainer.ErrStopped) {
+			fmt.Fprintln(env.Stderr, "bench:", err)
+		}
+		return exitFor(err)
 	}
 	if res.DeviceInfo != "" {
 		fmt.Fprintf(env.Stderr, "bench: %s: %s\n", res.Device, res.DeviceInfo)

@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
+
+	"golang.org/x/term"
 
 	"gpuwizard/gpu/probe"
 	"gpuwizard/gpu/watch"
@@ -40,6 +43,8 @@ type Env struct {
 	Color bool
 	// Terminal says whether Stderr is a terminal (progress bars).
 	Terminal bool
+	// Columns is the width of the terminal on Stderr; nil or 0: 80.
+	Columns func() int
 	// Options are the doctor's probe options (tests pass a fake machine).
 	Options probe.Options
 	// Watch says which machine `watch` reads (tests pass a fake /proc and
@@ -89,7 +94,8 @@ Usage:
   gpuwizard version          version, commit and build details
   gpuwizard help             show this help
 
-Run "gpuwizard COMMAND -h" for a command's flags.
+Run "gpuwizard COMMAND -h" (or "gpuwizard help COMMAND") for what a command
+does, its flags, examples and exit status.
 `
 
 // Main runs gpuwizard with the live machine: the real NVML, the doctor as
@@ -99,7 +105,8 @@ func Main(ctx context.Context, args []string) int {
 	defer sampler.Close()
 	env := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Color: IsTerminal(os.Stdout), Terminal: IsTerminal(os.Stderr),
-		Probe: LiveProbe, Sample: LiveSampler(sampler)}
+		Columns: func() int { return terminalColumns(os.Stderr) },
+		Probe:   LiveProbe, Sample: LiveSampler(sampler)}
 	return Run(ctx, args, env)
 }
 
@@ -123,13 +130,25 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case "lint":
 		return Lint(ctx, args[1:], env)
 	case "version", "--version", "-version", "-v":
-		return Version(env)
+		return Version(args[1:], env)
 	case "help", "-h", "--help", "-help":
+		if len(args) == 2 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			return Run(ctx, []string{args[1], "-h"}, env) // gpuwizard help train
+		}
 		fmt.Fprint(env.Stdout, usage)
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "gpuwizard: unknown command %q\n\n%s", args[0], usage)
 	return ExitUsage
+}
+
+// terminalColumns is the width of the terminal f is, 0 when unknown.
+func terminalColumns(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 // IsTerminal reports whether f is a character device that shows colour.

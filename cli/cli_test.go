@@ -177,3 +177,32 @@ func TestBuildStampString(t *testing.T) {
 		t.Fatalf("%q, want %q", got, want)
 	}
 }
+
+// Every command's -h and --help print its help (what it does, usage,
+// examples, flags, exit status) on standard output and exit 0; a wrong
+// flag says so with the help on standard error and exits 2.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, cmd := range []string{"doctor", "train", "watch", "predict", "lint", "bench", "version"} {
+		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {"help", cmd}} {
+			env, out, errb := fakeEnv(nil)
+			code := Run(context.Background(), args, env)
+			help := out.String()
+			if code != ExitOK || errb.Len() != 0 {
+				t.Errorf("%v: exit %d, stderr %q", args, code, errb)
+			}
+			for _, want := range []string{"Usage: gpuwizard " + cmd, "\nExamples:\n  gpuwizard ", "\nFlags:\n", "\nExit status: 0"} {
+				if !strings.Contains(help, want) {
+					t.Errorf("%v: the help lacks %q:\n%s", args, want, help)
+				}
+			}
+			if paragraph := strings.SplitN(help, "\n\n", 3); len(paragraph) < 3 || len(paragraph[1]) < 60 {
+				t.Errorf("%v: no paragraph saying what %s does:\n%s", args, cmd, help)
+			}
+		}
+		env, out, errb := fakeEnv(nil)
+		if code := Run(context.Background(), []string{cmd, "--no-such-flag"}, env); code != ExitUsage || out.Len() != 0 ||
+			!strings.Contains(errb.String(), "flag provided but not defined: -no-such-flag") || !strings.Contains(errb.String(), "Usage: gpuwizard "+cmd) {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q", cmd, code, out, errb)
+		}
+	}
+}

@@ -19,21 +19,31 @@ import (
 	"gpuwizard/internal/safefile"
 )
 
-const doctorUsage = `Usage: gpuwizard doctor [flags]
-
-Checks whether this machine can train on its NVIDIA GPU: the GPU, kernel
+// doctorHelp is the help of `gpuwizard doctor`.
+func doctorHelp() help {
+	return help{
+		usage: `Usage: gpuwizard doctor [flags]
+       gpuwizard doctor --from FILE    (a report pasted from another machine; - reads standard input)
+       gpuwizard doctor --facts FILE   (facts saved with --save)`,
+		about: `Checks whether this machine can train on its NVIDIA GPU: the GPU, kernel
 module, driver, CUDA, cuDNN, the Python frameworks and the interpreter you
 run. Every problem comes with its evidence and the command that fixes it.
 With --from it diagnoses a report pasted from another machine instead.
-
-Flags:
-`
+`,
+		examples: `  gpuwizard doctor
+  gpuwizard doctor --deep --markdown > report.md
+  xclip -o | gpuwizard doctor --from -
+`,
+		exit: `0 ready for GPU training, 1 not ready, 2 usage or input error (bad
+flags, a --from or --facts file that is missing or unreadable).
+`,
+	}
+}
 
 // Doctor runs `gpuwizard doctor` and returns its exit code: 0 ready, 1 not
 // ready, 2 usage or input error.
 func Doctor(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	var (
 		asJSON     = fs.Bool("json", false, "print the report as JSON: {\"ready\", \"verdict\", \"findings\", \"facts\"}")
 		asMarkdown = fs.Bool("markdown", false, "print the report as Markdown, for an issue or a forum post")
@@ -44,16 +54,8 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		timeout    = fs.Duration("timeout", 3*time.Second, "time limit for each probe source")
 		deepTO     = fs.Duration("deep-timeout", 90*time.Second, "time limit for each interpreter's deep check")
 	)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, doctorUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(env.Stderr, "\nExit status: 0 ready for GPU training, 1 not ready, 2 usage error.\n")
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitUsage
-		}
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, doctorHelp()); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "doctor: unexpected argument %q (see gpuwizard doctor -h)\n", fs.Arg(0))

@@ -37,7 +37,6 @@ func TestExitCodes(t *testing.T) {
 		{"deep with facts", []string{"--deep", "--facts", readyFacts}, ExitUsage, "cannot be combined"},
 		{"bad timeout", []string{"--timeout", "-1s"}, ExitUsage, "positive"},
 		{"missing facts file", []string{"--facts", "does-not-exist.json"}, ExitUsage, "does-not-exist.json"},
-		{"help", []string{"-h"}, ExitUsage, "Usage: gpuwizard doctor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

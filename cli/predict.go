@@ -8,18 +8,38 @@ import (
 	"gpuwizard/trainer"
 )
 
+// predictHelp is the help of `gpuwizard predict`.
+func predictHelp() help {
+	return help{
+		usage: "Usage: gpuwizard predict --model CHECKPOINT [flags] IMAGE...",
+		about: `Classifies images with a model that gpuwizard train made: for each image,
+its most likely classes with their probabilities. CHECKPOINT is a run's best
+or last checkpoint (runs/NAME/best, runs/NAME/last) or a .ckpt file. A model
+trained on grey images like MNIST's light digits on black inverts dark-on-light
+images first (--invert).
+`,
+		examples: `  gpuwizard predict --model runs/train/best digit.png
+  gpuwizard predict --model runs/train/last --top 5 photos/*.jpg
+  gpuwizard predict --model runs/train/best.ckpt --invert no scan.png
+`,
+		exit: `0 every image classified; 2 usage or input error (bad flags; a
+model or an image that is missing, damaged or not an image: the other
+images are still classified); 1 any other failure.
+`,
+	}
+}
+
 // Predict runs `gpuwizard predict --model RUN/best IMAGE...`.
 func Predict(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	modelPath := fs.String("model", "", "a checkpoint: runs/NAME/best, runs/NAME/last, or a .ckpt file")
 	top := fs.Int("top", 3, "how many classes to show per image")
 	invert := fs.String("invert", "auto", "for grey models: invert dark-on-light images to light-on-dark like MNIST (auto, yes, no)")
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, predictHelp()); !ok {
+		return code
 	}
 	if *modelPath == "" || fs.NArg() == 0 {
-		fmt.Fprintln(env.Stderr, "Usage: gpuwizard predict --model runs/NAME/best IMAGE...")
+		fmt.Fprintln(env.Stderr, "predict: give a model and at least one image: gpuwizard predict --model runs/NAME/best IMAGE... (see gpuwizard predict -h)")
 		return ExitUsage
 	}
 	if *invert != "auto" && *invert != "yes" && *invert != "no" {
@@ -29,7 +49,7 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	p, err := trainer.LoadPredictor(*modelPath)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "predict:", err)
-		return ExitFailed
+		return exitFor(err)
 	}
 	if w := p.Warning(); w != "" {
 		fmt.Fprintln(env.Stderr, "predict: warning:", w)
@@ -39,7 +59,7 @@ func Predict(ctx context.Context, args []string, env Env) int {
 		preds, err := p.PredictFile(img, *invert)
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "predict:", err)
-			code = ExitFailed
+			code = max(code, exitFor(err))
 			continue
 		}
 		fmt.Fprintf(env.Stdout, "%s:", img)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,25 +10,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
 
-const trainUsage = `Usage: gpuwizard train [flags]
-
-Trains an image classifier on the built-in dataset (an MNIST subset) or your
+// trainHelp is the help of `gpuwizard train`.
+func trainHelp() help {
+	return help{
+		usage: `Usage: gpuwizard train [flags]
+       gpuwizard train --resume runs/NAME [--extend N] [--device D]`,
+		about: `Trains an image classifier on the built-in dataset (an MNIST subset) or your
 images: a folder with one sub-folder per class (or train/ and val/ folders of
 them), MNIST-style IDX files, or CIFAR-10 binary batches. Results go to
 runs/NAME: args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
-Ctrl-C stops cleanly; resume with --resume runs/NAME (add --device to go
-on on another device, e.g. --device cpu when the GPU is gone).
+Ctrl-C (or SIGTERM, or a dropped SSH session) stops cleanly; resume with
+--resume runs/NAME (add --device to go on on another device, e.g. --device
+cpu when the GPU is gone).
 
 Settings come from the defaults, then --config FILE, then the flags.
-
-Flags:
-`
+`,
+		examples: `  gpuwizard train
+  gpuwizard train --data ~/photos --epochs 20 --model cnn
+  gpuwizard train --resume runs/train --extend 5
+`,
+		exit: `0 trained, 1 training failed (the device, the disk), 2 usage or
+input error (bad flags or settings, a dataset, config or run folder that is
+missing or unusable), 130 stopped (resumable).
+`,
+	}
+}
 
 // trainFlags are the flags of `gpuwizard train`.
 type trainFlags struct {
@@ -79,13 +89,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	d := trainer.Defaults()
 	cfg := d
 	fs, tf := newTrainFlags(&cfg)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, trainUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, trainHelp()); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
@@ -94,7 +99,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	if tf.config != "" {
 		fileCfg, err := trainer.LoadConfigFile(tf.config, d)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "train:", err)
+			// The line and setting in words, as the window's Load settings… says it.
+			fmt.Fprintln(env.Stderr, "train: --config:", err)
 			return ExitUsage
 		}
 		// Flags given on the command line override the file: the same
@@ -112,7 +118,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 	}
 	if tf.resume == "" {
 		if err := cfg.Validate(); err != nil {
-			fmt.Fprintln(env.Stderr, "train:", err)
+			fmt.Fprintln(env.Stderr, "train:", strings.TrimPrefix(err.Error(), trainer.ErrConfig.Error()+": "))
 			return ExitUsage
 		}
 	}
@@ -135,13 +141,8 @@ func Train(ctx context.Context, args []string, env Env) int {
 	res, err := trainer.RunWithOptions(ctx, cfg, events, opts)
 	close(events)
 	<-done
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
-		return ExitStopped
-	case errors.Is(err, trainer.ErrConfig):
-		return ExitUsage
-	case err != nil:
-		return ExitFailed
+	if err != nil {
+		return exitFor(err) // the done event said why
 	}
 	if !tf.json && res != nil {
 		for _, m := range []*trainer.Metrics{res.Val, res.Test} {
@@ -157,40 +158,29 @@ func Train(ctx context.Context, args []string, env Env) int {
 	return ExitOK
 }
 
-// show prints events: JSON lines, or a progress bar on a terminal, or one
-// line per epoch otherwise.
+// show prints events: JSON lines, or a progress line on a terminal and a
+// line per epoch.
 func show(events <-chan trainer.Event, env Env, asJSON bool) {
 	enc := json.NewEncoder(env.Stdout)
-	var bar *progressbar.ProgressBar
+	bar := &progressLine{w: env.Stderr, columns: env.Columns}
 	for ev := range events {
 		if asJSON {
 			enc.Encode(ev)
 			continue
 		}
+		if ev.Kind == trainer.EventStep {
+			if env.Terminal {
+				bar.draw(stepBar(ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, ev.Accuracy, ev.ImagesPerSec, ev.ETA), ev.Step == ev.Steps)
+			}
+			continue
+		}
+		bar.clear()
 		switch ev.Kind {
 		case trainer.EventLog:
 			fmt.Fprintln(env.Stderr, strings.TrimRight(ev.Message, "\n"))
 		case trainer.EventStart:
 			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, ev.Message, ev.RunDir)
-		case trainer.EventStep:
-			if !env.Terminal {
-				continue
-			}
-			if bar == nil || ev.Step == 1 {
-				if bar != nil {
-					bar.Finish()
-				}
-				bar = progressbar.NewOptions(ev.Steps, progressbar.OptionSetWriter(env.Stderr), progressbar.OptionSetWidth(30),
-					progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", ev.Epoch, ev.Epochs)),
-					progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f acc %.1f%% %.0f img/s ETA %s", ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ImagesPerSec, ev.ETA.Round(time.Second)))
-			bar.Set(ev.Step)
 		case trainer.EventEpoch:
-			if bar != nil {
-				bar.Finish()
-				bar = nil
-			}
 			mark := ""
 			if ev.Best {
 				mark = "  ← best"
@@ -198,9 +188,6 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 			fmt.Fprintf(env.Stderr, "epoch %d/%d  train loss %.4f acc %.2f%%  val loss %.4f acc %.2f%%  lr %.2e  %.0f img/s  ETA %s%s\n",
 				ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
 		case trainer.EventDone:
-			if bar != nil {
-				bar.Finish()
-			}
 			if ev.Message != "finished" {
 				fmt.Fprintln(env.Stderr, "train:", ev.Message)
 			}
@@ -208,23 +195,45 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 	}
 }
 
+// lintHelp is the help of `gpuwizard lint`.
+func lintHelp() help {
+	return help{
+		usage: "Usage: gpuwizard lint [flags] PATH",
+		about: `Checks a dataset without training: what it holds (classes, images per split,
+image sizes) and what is wrong with it (corrupt or oversized images, empty
+classes, duplicates across splits, YOLO boxes out of range, labels without
+images...), each problem with its file, line and fix. PATH is an image folder
+(one sub-folder per class, or train/, val/ and test/ folders of them),
+MNIST-style IDX files, CIFAR-10 batches, a YOLO data.yaml, a COCO .json, or
+builtin. Nothing is modified.
+`,
+		examples: `  gpuwizard lint ~/datasets/flowers
+  gpuwizard lint ~/datasets/coco8/data.yaml
+  gpuwizard lint --image-size 64 ~/photos
+`,
+		exit: `0 usable (warnings allowed), 1 the dataset has errors that stop
+training, 2 usage or input error (bad flags, a PATH that is missing or not
+a dataset).
+`,
+	}
+}
+
 // Lint runs `gpuwizard lint PATH`: the dataset report, without training.
 func Lint(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	size := fs.Int("image-size", 0, "the size folder images would be resized to")
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	size := fs.Int("image-size", 0, "the size folder images would be resized to, N×N (0: the size they share, up to 64 px, else 32)")
+	if code, ok := parseFlags(fs, args, env, lintHelp()); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(env.Stderr, "Usage: gpuwizard lint PATH   (a dataset folder, a data.yaml, a COCO .json, or builtin)")
+		fmt.Fprintln(env.Stderr, "lint: give one dataset: a folder, a data.yaml, a COCO .json, or builtin (see gpuwizard lint -h)")
 		return ExitUsage
 	}
 	path := fs.Arg(0)
 	format, err := data.Detect(path)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "lint:", err)
-		return ExitFailed
+		return exitFor(err)
 	}
 	var lint *data.Lint
 	switch format {
@@ -242,10 +251,13 @@ func Lint(ctx context.Context, args []string, env Env) int {
 	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "lint:", err)
-		return ExitFailed
+		if lint == nil {
+			return exitFor(err) // nothing could be read: the path is wrong
+		}
+		return ExitFailed // the dataset has errors: lint's answer
 	}
 	if n := len(lint.Errors()); n > 0 {
-		fmt.Fprintf(env.Stderr, "lint: %d error(s): the dataset cannot be used as it is; each error above says how to fix it\n", n)
+		fmt.Fprintf(env.Stderr, "lint: %s: the dataset cannot be used as it is; each error above says how to fix it\n", plural.Count(n, "error"))
 		return ExitFailed
 	}
 	return ExitOK

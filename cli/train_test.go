@@ -83,8 +83,13 @@ func TestTrainPredictLint(t *testing.T) {
 		t.Fatalf("predict: exit %d, %q %s", code, out, stderr)
 	}
 	code, _, stderr = call(t, Predict, nil, "--model", filepath.Join(project, "nothing"), p)
-	if code != ExitFailed || !strings.Contains(stderr, "no such file") {
+	if code != ExitUsage || !strings.Contains(stderr, "no such file") {
 		t.Fatalf("predict with a missing model: %d %s", code, stderr)
+	}
+	// A missing image is an input error; the others are still classified.
+	code, out, stderr = call(t, Predict, nil, "--model", filepath.Join(project, "tiny", "best"), "/nonexistent/a.png", p)
+	if code != ExitUsage || !strings.Contains(stderr, "/nonexistent/a.png") || !strings.HasPrefix(out, p+":  right ") {
+		t.Fatalf("predict with a missing image: exit %d, %q %s", code, out, stderr)
 	}
 	code, out, _ = call(t, Lint, nil, data)
 	if code != ExitOK || !strings.Contains(out, "left=27") {
@@ -104,7 +109,8 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--extend", "2"}, ExitUsage, "--extend N needs --resume"},
 		{[]string{"--config", "/nonexistent/run.yaml"}, ExitUsage, "no such file"},
 		{[]string{"extra"}, ExitUsage, "unexpected argument"},
-		{[]string{"--data", "/nonexistent/data", "--project", t.TempDir()}, ExitFailed, "no such file"},
+		{[]string{"--data", "/nonexistent/data", "--project", t.TempDir()}, ExitUsage, "no such file"},
+		{[]string{"--resume", "/nonexistent/runs/train"}, ExitUsage, "/nonexistent/runs/train"},
 	} {
 		code, _, stderr := call(t, Train, nil, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
@@ -140,5 +146,39 @@ func TestBench(t *testing.T) {
 	}
 	if code, _, _ := call(t, Bench, nil, "--device", "cuda", "--engine", "tape"); code != ExitUsage {
 		t.Fatalf("tape on cuda must be a usage error: %d", code)
+	}
+}
+
+// Input errors (a missing dataset, model or file, bad settings) exit 2,
+// as bad flags do, for every command.
+func TestInputErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	badYAML := filepath.Join(dir, "run.yaml")
+	os.WriteFile(badYAML, []byte("epochs: ten\n"), 0o644)
+	notFacts := filepath.Join(dir, "facts.json")
+	os.WriteFile(notFacts, []byte("{\"schema\": \"x\"\n"), 0o644)
+	for _, c := range []struct {
+		cmd  func(context.Context, []string, Env) int
+		args []string
+		msg  string
+	}{
+		{Train, []string{"--data", "/nope", "--project", dir}, "/nope"},
+		{Train, []string{"--config", "/nope.yaml"}, "/nope.yaml"},
+		{Train, []string{"--config", badYAML}, "train: --config: " + badYAML + `: line 1 (epochs): "ten" is not a whole number` + "\n"},
+		{Train, []string{"--epochs", "x"}, "invalid value"},
+		{Predict, []string{"--model", "/nope", "a.png"}, "/nope"},
+		{Predict, []string{"a.png"}, "give a model"},
+		{Lint, []string{"/nope"}, "/nope"},
+		{Lint, nil, "give one dataset"},
+		{Bench, []string{"--model", "nope"}, "nope"},
+		{Bench, []string{"--batch", "0"}, "batch"},
+		{Doctor, []string{"--from", "/nope"}, "/nope"},
+		{Doctor, []string{"--facts", "/nope"}, "/nope"},
+		{Doctor, []string{"--facts", notFacts}, notFacts},
+	} {
+		code, _, stderr := call(t, c.cmd, nil, c.args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.msg)
+		}
 	}
 }

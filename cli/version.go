@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -59,9 +60,31 @@ func (b BuildStamp) String() string {
 	return s
 }
 
+// versionHelp is the help of `gpuwizard version`.
+func versionHelp() help {
+	return help{
+		usage: "Usage: gpuwizard version",
+		about: `Prints the version, the commit and its date, the Go toolchain and platform,
+and where the window program (gpuwizard-gui) is, if it is installed.
+`,
+		examples: `  gpuwizard version
+  gpuwizard --version
+`,
+		exit: "0, 2 usage error.\n",
+	}
+}
+
 // Version prints `gpuwizard version`: the build stamp, the toolchain and
 // whether the window binary is there.
-func Version(env Env) int {
+func Version(args []string, env Env) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if code, ok := parseFlags(fs, args, env, versionHelp()); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "version: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
 	b := ReadBuildStamp()
 	fmt.Fprintln(env.Stdout, b)
 	fmt.Fprintf(env.Stdout, "built with %s for %s\n", b.Go, b.Platform)

@@ -18,10 +18,12 @@ import (
 	"gpuwizard/gpu/watch"
 )
 
-const watchUsage = `Usage: gpuwizard watch [flags] PID
-       gpuwizard watch [flags] -- COMMAND [ARGS...]
-
-Says where a running training really runs: on which NVIDIA GPU and how busy,
+// watchHelp is the help of `gpuwizard watch`.
+func watchHelp() help {
+	return help{
+		usage: `Usage: gpuwizard watch [flags] PID
+       gpuwizard watch [flags] -- COMMAND [ARGS...]`,
+		about: `Says where a running training really runs: on which NVIDIA GPU and how busy,
 or on the CPU and why (a CPU-only build, CUDA_VISIBLE_DEVICES, a model never
 moved to the GPU, no usable GPU, a GPU starved by data loading). It follows
 the process and its children (DataLoader workers, torchrun ranks) through
@@ -30,34 +32,30 @@ NVML, /proc (CPU use, loaded libraries, environment) and the doctor.
 With -- COMMAND it starts the command, passes its output through unchanged,
 and writes its own lines to standard error (with --json, its JSON lines go to
 standard output, each at the start of a line).
-
-Flags:
-`
-
-const watchExitHelp = `
-Exit status: 0 on a GPU; 1 on the CPU, starved, unreadable or ended without
-a verdict on a GPU; 2 usage error. For -- COMMAND without --once: the
+`,
+		examples: `  gpuwizard watch 12345
+  gpuwizard watch --once --json 12345
+  gpuwizard watch -- python train.py --epochs 10
+`,
+		exit: `0 on a GPU; 1 on the CPU, starved, unreadable or ended without a
+verdict on a GPU; 2 usage error. For -- COMMAND without --once: the
 command's own exit status (127 when it cannot be found, 126 when it cannot be
 started, 128+N when signal N ended it).
-`
+`,
+	}
+}
 
 // Watch runs `gpuwizard watch`.
 func Watch(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	var (
 		asJSON   = fs.Bool("json", false, "one JSON object per line on standard output: {\"on_gpu\", \"state\", \"verdict\", \"findings\", \"evidence\", ...}")
 		interval = fs.Duration("interval", 5*time.Second, "time between live verdicts")
 		once     = fs.Bool("once", false, "give one verdict after the sampling window, then exit (PID) or let the command run to its end quietly")
 		window   = fs.Duration("window", 5*time.Second, "with --once: how long to sample before the verdict (it waits up to 30s more while a Python is still importing its framework)")
 	)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, watchUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(env.Stderr, watchExitHelp)
-	}
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+	if code, ok := parseFlags(fs, args, env, watchHelp()); !ok {
+		return code
 	}
 	if *interval < 100*time.Millisecond || *window < 100*time.Millisecond {
 		fmt.Fprintln(env.Stderr, "watch: --interval and --window must be at least 100ms")

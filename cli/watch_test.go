@@ -93,7 +93,6 @@ func TestWatchUsage(t *testing.T) {
 		{"not a PID", []string{"train.py"}, `"train.py" is not a process ID`},
 		{"two PIDs", []string{"4242", "5101"}, `unexpected argument "5101"`},
 		{"bad interval", []string{"--interval", "1ms", "4242"}, "at least 100ms"},
-		{"help", []string{"-h"}, "Exit status: 0 on a GPU"},
 		{"no such process", []string{"7777"}, "no process 7777"},
 		{"dash without a command", []string{"--"}, "name a PID or a command"},
 	} {

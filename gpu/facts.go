@@ -28,6 +28,11 @@ type Facts struct {
 	Deep        []DeepResult   `json:"deep,omitempty"`
 	Sources     []SourceStatus `json:"sources"`
 	Paste       *PasteFacts    `json:"paste,omitempty"` // what a pasted report said, when Origin is "paste"
+
+	// Skipped are the files the probe would have read but refused: not a
+	// regular file (a link to /dev/zero, a named pipe) or bigger than its
+	// cap. What they would have said is unknown.
+	Skipped []SkippedFile `json:"skipped,omitempty"`
 }
 
 // PasteFacts is what a pasted report adds to the facts: the error
@@ -66,6 +71,12 @@ type PasteFacts struct {
 	// Text is the report as read (sanitised, LF line ends), for what reads
 	// its words; it is not saved.
 	Text string `json:"-"`
+}
+
+// SkippedFile is a file the probe refused to read, and why in words.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // SourceStatus says whether one probe source answered, how long it took,

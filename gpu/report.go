@@ -214,5 +214,8 @@ func (f *Facts) Summary() string {
 	if len(slow) > 0 {
 		row("unanswered", strings.Join(slow, "; "))
 	}
+	for _, s := range f.Skipped {
+		row("skipped", s.Reason)
+	}
 	return b.String()
 }

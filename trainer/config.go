@@ -75,20 +75,23 @@ const MaxConfigFile = 1 << 20
 
 // LoadConfigFile reads a YAML run configuration over base: a regular file
 // of at most MaxConfigFile bytes. Unknown keys and wrong types are errors
-// naming the file and line.
+// naming the file and line (a *ConfigError).
 func LoadConfigFile(path string, base Config) (Config, error) {
 	b, err := safefile.ReadFile(path, MaxConfigFile, "a config file")
 	if err != nil {
-		return base, fmt.Errorf("%w: %w", ErrConfig, err)
+		return base, &ConfigError{File: path, Err: err}
 	}
 	return ParseConfig(path, b, base)
 }
 
-// ParseConfig reads YAML settings over base; name is used in errors.
+// ParseConfig reads YAML settings over base; name is used in errors. A
+// setting that is unknown or of the wrong kind, or a line that is not YAML,
+// is a *ConfigError that says so in plain words with the line and the
+// setting: `run.yaml: line 2 (epochs): "ten" is not a whole number`.
 func ParseConfig(name string, b []byte, base Config) (Config, error) {
 	c := base
 	if err := decodeStrict(b, &c); err != nil {
-		return base, fmt.Errorf("%w: %s: %s", ErrConfig, name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return base, &ConfigError{File: name, Problems: plainYAML(err, b), Err: err}
 	}
 	return c, nil
 }

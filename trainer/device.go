@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
 )
@@ -47,8 +48,8 @@ func (g *GPUProof) Summary() string {
 	if !g.ProcessListed {
 		listed = "NVML did not list this run's process (another PID namespace?)"
 	}
-	return fmt.Sprintf("GPU use on %s: %d samples, %.0f%% busy on average (peak %d%%), up to %d MiB; %s.",
-		g.Device, g.Samples, g.MeanUtil, g.MaxUtil, g.PeakProcessMiB, listed)
+	return fmt.Sprintf("GPU use on %s: %s, %.0f%% busy on average (peak %d%%), up to %d MiB; %s.",
+		g.Device, plural.Count(g.Samples, "sample"), g.MeanUtil, g.MaxUtil, g.PeakProcessMiB, listed)
 }
 
 // proofSampler samples at most every second and keeps the summary.
@@ -203,8 +204,8 @@ func (r *runner) build(ctx context.Context, spec model.Spec) error {
 			}
 			train, eval := tr.Programs()
 			if fb := append(train.Fallbacks, eval.Fallbacks...); len(fb) > 0 {
-				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("%d op(s) have no %s kernel and run through gorgonia on the CPU with copies: %s",
-					len(fb), r.device, strings.Join(fb, "; "))})
+				r.em.send(ctx, Event{Kind: EventLog, Message: fmt.Sprintf("gorgonia runs %s on the CPU, with copies (no %s kernel): %s",
+					plural.Count(len(fb), "op"), r.device, strings.Join(fb, "; "))})
 			} else {
 				net.ReleaseGraphs() // the executor runs everything: gorgonia's tensors can go
 			}

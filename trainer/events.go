@@ -53,8 +53,8 @@ type Event struct {
 }
 
 // emitter sends events: step events without blocking (dropped when the
-// receiver is slow, at most 10 a second), the others blocking but watching
-// cancellation.
+// receiver is slow, at most 10 a second), epoch and done events blocking
+// (never dropped), the others blocking but watching cancellation.
 type emitter struct {
 	ch       chan<- Event
 	lastStep time.Time
@@ -76,8 +76,11 @@ func (e *emitter) send(ctx context.Context, ev Event) {
 		}
 		return
 	}
-	if ev.Kind == EventDone {
-		// The last word must arrive even after cancellation.
+	if ev.Kind == EventDone || ev.Kind == EventEpoch {
+		// The last word, and an epoch that was trained and saved, must
+		// arrive even after cancellation: a Ctrl-C during the validation
+		// of an epoch used to drop its line while the run went on to
+		// record and resume after it.
 		e.ch <- ev
 		return
 	}

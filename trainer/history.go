@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/model"
@@ -133,7 +134,7 @@ func readSteps(path string, upTo float64) []StepPoint {
 func (r *runner) continueSchedule(ck *Checkpoint) {
 	old := ck.Config
 	if r.cfg.Schedule != "cosine" {
-		r.extend = fmt.Sprintf("training %s more (to %d): the %s learning-rate schedule goes on where it was", plural(r.opts.Extend, "epoch"), r.cfg.Epochs, r.cfg.Schedule)
+		r.extend = fmt.Sprintf("training %s more (to %d): the %s learning-rate schedule goes on where it was", plural.Count(r.opts.Extend, "epoch"), r.cfg.Epochs, r.cfg.Schedule)
 		return
 	}
 	cur := 0.0
@@ -149,7 +150,7 @@ func (r *runner) continueSchedule(ck *Checkpoint) {
 	}
 	floor := optim.Schedule{Base: r.cfg.LR, MinFactor: minLRFactor, ContinueRate: cur}.ContinueFloor()
 	r.extend = fmt.Sprintf("training %s more (to %d): the learning rate continues from %.3g (where epoch %d ended) and decays (cosine) to %.3g by epoch %d, instead of starting again at %g",
-		plural(r.opts.Extend, "epoch"), r.cfg.Epochs, cur, ck.Epoch, floor, r.cfg.Epochs, r.cfg.LR)
+		plural.Count(r.opts.Extend, "epoch"), r.cfg.Epochs, cur, ck.Epoch, floor, r.cfg.Epochs, r.cfg.LR)
 }
 
 // AutoModel says which model a run with cfg builds for ds, and why in
@@ -169,12 +170,4 @@ func AutoModel(cfg Config, ds *data.Dataset) (kind, why string) {
 		return model.LeNet, "LeNet-5: the images are 28×28 grey (MNIST-like), where it is as accurate as the CNN and many times faster"
 	}
 	return model.CNN, fmt.Sprintf("the CNN: the images are %d×%d %s, and LeNet-5 takes only 28×28 grey ones", ds.Width, ds.Height, colour)
-}
-
-// plural is "1 epoch", "2 epochs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

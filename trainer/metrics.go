@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"gpuwizard/internal/plural"
 )
 
 // ClassMetrics are one class's scores.
@@ -103,7 +105,7 @@ func (a *accumulator) metrics(split string, names []string) Metrics {
 // Table is the per-class table and confusion matrix as text.
 func (m Metrics) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d images, accuracy %.2f%%, top-5 %.2f%%, loss %.4f\n", m.Split, m.Images, 100*m.Accuracy, 100*m.Top5, m.Loss)
+	fmt.Fprintf(&b, "%s: %s, accuracy %.2f%%, top-5 %.2f%%, loss %.4f\n", m.Split, plural.Count(m.Images, "image"), 100*m.Accuracy, 100*m.Top5, m.Loss)
 	fmt.Fprintf(&b, "  %-14s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support")
 	for _, c := range m.PerClass {
 		fmt.Fprintf(&b, "  %-14s %9.3f %9.3f %9.3f %8d\n", trunc(c.Class, 14), c.Precision, c.Recall, c.F1, c.Support)

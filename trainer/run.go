@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/internal/printable"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
@@ -353,7 +354,7 @@ func (r *runner) loadResume() error {
 		return err // it names the file and what to use instead
 	}
 	if ck.Finished && r.opts.Extend == 0 {
-		return fmt.Errorf("%w: %s finished all %d epochs: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, ck.Config.Epochs)
+		return fmt.Errorf("%w: %s finished its %s: add epochs with --extend N", ErrCheckpoint, r.opts.Resume, plural.Count(ck.Config.Epochs, "epoch"))
 	}
 	r.ck = ck
 	r.cfg = ck.Config
@@ -429,8 +430,8 @@ func (r *runner) loop(ctx context.Context) error {
 	}
 	r.em.send(ctx, Event{Kind: EventStart, Epochs: cfg.Epochs, Steps: spe, Device: r.device, DeviceReason: r.reason, RunDir: r.dir,
 		Epoch: start, X: float64(start), History: append([]EpochResult(nil), r.res.History...), StepHistory: append([]StepPoint(nil), r.steps...),
-		Message: fmt.Sprintf("%s on %s: %d training and %d validation images, %d classes, %s, batch %d, %d epochs",
-			net.Spec.Kind, ds.Name, ds.Train.Len(), ds.Val.Len(), classes, cfg.Optimizer, cfg.Batch, cfg.Epochs)})
+		Message: fmt.Sprintf("%s on %s: %d training and %s, %d classes, %s, batch %d, %s",
+			net.Spec.Kind, ds.Name, ds.Train.Len(), plural.Count(ds.Val.Len(), "validation image"), classes, cfg.Optimizer, cfg.Batch, plural.Count(cfg.Epochs, "epoch"))})
 	stepEvery := max(1, spe/maxStepPointsPerEpoch)
 	r.saveState(RunRunning, start, bestEpoch, bestAcc, "")
 	runStart := time.Now()
@@ -576,7 +577,7 @@ func (r *runner) loop(ctx context.Context) error {
 			ImagesPerSec: er.ImagesPerSec, Best: best, Device: r.device, GPU: r.proof.sample(ctx, r.res),
 			ETA: time.Since(runStart) / time.Duration(max(stepsDone, 1)) * time.Duration(max(total-gstep, 0))})
 		if cfg.Patience > 0 && epoch+1-bestEpoch >= cfg.Patience && !finished {
-			r.res.Stopped = fmt.Sprintf("early stopping: no better validation accuracy for %d epochs (best %.2f%% at epoch %d)", cfg.Patience, 100*bestAcc, bestEpoch)
+			r.res.Stopped = fmt.Sprintf("early stopping: no better validation accuracy for %s (best %.2f%% at epoch %d)", plural.Count(cfg.Patience, "epoch"), 100*bestAcc, bestEpoch)
 			r.em.send(ctx, Event{Kind: EventLog, Message: r.res.Stopped})
 			break
 		}

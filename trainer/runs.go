@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/exec"
@@ -200,7 +201,7 @@ func ReadRun(dir string) (RunInfo, error) {
 	switch s.State {
 	case RunFinished:
 		ri.State = RunFinished
-		ri.Status = fmt.Sprintf("finished %d epochs", ri.Epoch)
+		ri.Status = "finished " + plural.Count(ri.Epoch, "epoch")
 		if s.Message != "" && ri.Epoch < ri.Epochs {
 			ri.Status = fmt.Sprintf("finished at epoch %d of %d (early stopping)", ri.Epoch, ri.Epochs)
 		}

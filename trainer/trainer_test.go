@@ -78,8 +78,8 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Fatalf("%+v %v", c, err)
 	}
 	for content, want := range map[string]string{
-		"epochs: 3\nbatchsize: 4\n": "line 2: field batchsize not found",
-		"epochs: lots\n":            "line 1: cannot unmarshal",
+		"epochs: 3\nbatchsize: 4\n": `line 2: "batchsize" is not a setting gpuwizard knows`,
+		"epochs: lots\n":            `line 1 (epochs): "lots" is not a whole number`,
 	} {
 		p := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(p, []byte(content), 0o644)

@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"gpuwizard/gpu"
+	"gpuwizard/internal/plural"
 	"sort"
 	"strings"
 )
@@ -14,7 +15,7 @@ func (j *judge) ruleDeviceSelection() {
 	if set {
 		val := ev.Value
 		shown := fmt.Sprintf("CUDA_VISIBLE_DEVICES=%q", val)
-		counts := fmt.Sprintf("NVML sees %d GPU(s); CUDA will see %d", len(all), len(j.visible))
+		counts := fmt.Sprintf("NVML sees %s; CUDA will see %d", plural.Count(len(all), "GPU"), len(j.visible))
 		switch {
 		case len(j.visible) == 0:
 			why := "it is set but empty"

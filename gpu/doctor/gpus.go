@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/plural"
 )
 
 // ruleAdvice names the PyTorch for this machine where none is installed.
@@ -87,6 +88,6 @@ func (j *judge) ruleGPUsOK() {
 				gpu.Step{Text: "And Ultralytics YOLO:", Command: "~/.venv-gpu/bin/python -m pip install ultralytics"})
 		}
 		j.add(gpu.Finding{ID: "no_framework", Cause: gpu.CauseOther, Severity: gpu.SevInfo,
-			Title: "No PyTorch, TensorFlow or JAX found in any Python environment", Evidence: []string{fmt.Sprintf("%d Python environment(s) searched", len(j.f.Pythons))}, Fix: fix})
+			Title: "No PyTorch, TensorFlow or JAX found in any Python environment", Evidence: []string{plural.Count(len(j.f.Pythons), "Python environment") + " searched"}, Fix: fix})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/catalog"
+	"gpuwizard/internal/plural"
 )
 
 // gpuUnusable are the causes that make a GPU unusable: what a symptom such
@@ -368,7 +369,7 @@ func (j *judge) runNext() {
 	if !recognised {
 		j.addWeighted(gpu.Finding{ID: "report_nothing_recognised", Cause: gpu.CauseOther, Severity: gpu.SevWarning,
 			Title:    "The text holds no report this doctor knows (collect_env, nvidia-smi, nvcc, Ultralytics, TensorFlow, a traceback)",
-			Evidence: []string{fmt.Sprintf("%d lines read", p.Lines)},
+			Evidence: []string{plural.Count(p.Lines, "line") + " read"},
 			Fix:      append(steps, gpu.Step{Text: "Or, best, run the full check on that machine and paste its output:", Command: nextFull})}, catalog.Weak)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/catalog"
+	"gpuwizard/internal/plural"
 )
 
 // reportRules judge combinations of facts only a report shows together:
@@ -95,7 +96,7 @@ func (j *judge) reportVisibleDevices() {
 			Title: "CUDA_VISIBLE_DEVICES hides every GPU", Evidence: quoted, Fix: fix})
 	case numErr == nil && len(j.f.NVML.GPUs) > 0 && n >= len(j.f.NVML.GPUs):
 		j.add(gpu.Finding{ID: "report_cuda_visible_devices_no_such_gpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
-			Title:    fmt.Sprintf("CUDA_VISIBLE_DEVICES names GPU %d, but the machine has %d GPU(s): CUDA sees none", n, len(j.f.NVML.GPUs)),
+			Title:    fmt.Sprintf("CUDA_VISIBLE_DEVICES names GPU %d, but the machine has %s: CUDA sees none", n, plural.Count(len(j.f.NVML.GPUs), "GPU")),
 			Evidence: quoted, Fix: fix})
 	case numErr == nil && n >= 1 && (j.reportWantsGPU() || strings.Contains(strings.ToLower(strings.Join(j.f.Paste.Quotes["env"], " ")), "export")):
 		j.addWeighted(gpu.Finding{ID: "report_cuda_visible_devices_index", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,

@@ -69,7 +69,7 @@ func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
 
 // toolkitFileVersion reads version.json (CUDA 11.1+) or version.txt.
 func (p *prober) toolkitFileVersion(dir string) string {
-	if b, err := p.readFile(dir + "/version.json"); err == nil {
+	if b, err := p.readFile(dir+"/version.json", capSmall); err == nil {
 		var v struct {
 			CUDA struct {
 				Version string `json:"version"`
@@ -81,7 +81,7 @@ func (p *prober) toolkitFileVersion(dir string) string {
 			}
 		}
 	}
-	if b, err := p.readFile(dir + "/version.txt"); err == nil {
+	if b, err := p.readFile(dir+"/version.txt", capSmall); err == nil {
 		s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "CUDA Version"))
 		if v, ok := gpu.ParseVersion(s); ok {
 			return v.String()
@@ -162,7 +162,7 @@ func (p *prober) probeLibraries(ctx context.Context) (func(*gpu.Facts), error) {
 	more2, _ := filepath.Glob(p.file("/usr/local/cuda*/include/cudnn_version.h"))
 	headers = append(append(headers, more...), more2...)
 	for _, h := range headers {
-		b, err := os.ReadFile(h)
+		b, err := p.readFile(p.unroot(h), capSource)
 		if err != nil {
 			continue
 		}

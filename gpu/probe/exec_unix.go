@@ -12,10 +12,19 @@ import (
 // a hung driver, a Python that spawns workers) leaves no child behind.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+}
+
+// killGroup kills every process left in cmd's group: after the command
+// ended, the children it started (a daemon of nvcc's, a sleeping
+// grandchild holding its output pipe) would otherwise outlive it. The
+// group is gone (ESRCH) when none is left; that is not an error.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
 	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		return err
+	}
+	return nil
 }

@@ -233,7 +233,7 @@ func (p *prober) nameProcesses(f *gpu.Facts) {
 	for gi := range f.NVML.GPUs {
 		for pi := range f.NVML.GPUs[gi].Processes {
 			pr := &f.NVML.GPUs[gi].Processes[pi]
-			if b, err := p.readFile(fmt.Sprintf("/proc/%d/comm", pr.PID)); err == nil {
+			if b, err := p.readFile(fmt.Sprintf("/proc/%d/comm", pr.PID), capSmall); err == nil {
 				pr.Name = strings.TrimSpace(string(b))
 			}
 		}

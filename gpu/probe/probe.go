@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"gpuwizard/gpu"
+	"gpuwizard/internal/safefile"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -26,21 +28,29 @@ type Runner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs commands with os/exec, killing them and every process
-// they started when ctx ends.
+// ExecRunner runs commands with os/exec in a process group of their own,
+// and kills the whole group when ctx ends and when the command returns:
+// no process it started outlives Run.
 type ExecRunner struct {
 	Env []string // environment of the child; nil inherits
 }
+
+// waitDelay is how long Run waits, once the command ended or was killed,
+// for its output pipes to close: a grandchild that left the group may hold
+// them open.
+const waitDelay = 200 * time.Millisecond
 
 // Run implements Runner.
 func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	ownGroup(cmd)
 	cmd.Env = r.Env
-	cmd.WaitDelay = 200 * time.Millisecond
+	cmd.WaitDelay = waitDelay
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	// The command has ended; what it started has not, unless killed.
+	killGroup(cmd)
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("%s: %w", name, errors.Join(ErrTimeout, ctx.Err()))
 	}
@@ -120,10 +130,69 @@ func (o *Options) fill() {
 	}
 }
 
-// prober holds the filled options of one Probe call.
+// prober holds the filled options of one Probe call, and the files it
+// skipped (its sources run concurrently: mu guards skipped).
 type prober struct {
-	o Options
+	o       Options
+	mu      sync.Mutex
+	skipped []gpu.SkippedFile
 }
+
+// trackedRunner counts the commands running, so that Probe returns only
+// once every command it started has ended (killed, for the sources that
+// timed out). After close it starts no more.
+type trackedRunner struct {
+	r       Runner
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// errProbeDone refuses a command asked for after Probe returned (by a
+// source that had timed out).
+var errProbeDone = errors.New("gpu: the probe has returned")
+
+func (t *trackedRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", name, errors.Join(ErrTimeout, errProbeDone))
+	}
+	t.running.Add(1)
+	t.mu.Unlock()
+	defer t.running.Done()
+	return t.r.Run(ctx, name, args...)
+}
+
+// closeAndWait starts no more commands and waits for those running, at
+// most limit (ExecRunner returns within its waitDelay of a cancellation;
+// a Runner that ignores its context is not waited for past limit).
+func (t *trackedRunner) closeAndWait(limit time.Duration) {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		t.running.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+}
+
+// Size caps of the files the probe reads. Each is generous for what the
+// file holds (a pyvenv.cfg or a version.py is a few KB, a /proc or /sys
+// value less) and small enough that a link to /dev/zero or a huge file
+// costs nothing: a bigger file is skipped with a note in the facts.
+const (
+	capSmall  = 64 << 10 // pyvenv.cfg, .python-version, os-release, CUDA's version.json/txt, /proc and /sys values
+	capSource = 1 << 20  // Python sources (version.py, build_info.py), C headers, /proc/modules, /proc/1/cgroup
+	capLine   = 4 << 10  // the first line of a script (#!interpreter)
+)
 
 // file turns a path on the probed machine into a path to read here.
 func (p *prober) file(path string) string {
@@ -133,8 +202,58 @@ func (p *prober) file(path string) string {
 	return filepath.Join(p.o.Root, path)
 }
 
-func (p *prober) readFile(path string) ([]byte, error) {
-	return os.ReadFile(p.file(path))
+// readFile reads a file of the probed machine through safefile: a regular
+// file of at most limit bytes. A device (a link to /dev/zero), a named pipe
+// or a bigger file is never read: it is noted in the facts (Skipped) and
+// its error returned, as for a missing file, which the sources treat as
+// unknown.
+func (p *prober) readFile(path string, limit int64) ([]byte, error) {
+	b, err := safefile.ReadFile(p.file(path), limit, filepath.Base(path)+" files")
+	if err != nil {
+		p.noteSkipped(path, err)
+		return nil, err
+	}
+	return b, nil
+}
+
+// openFile opens a regular file of the probed machine through safefile,
+// noting what it refuses as readFile does.
+func (p *prober) openFile(path string) (*os.File, error) {
+	f, _, err := safefile.Open(p.file(path))
+	if err != nil {
+		p.noteSkipped(path, err)
+		return nil, err
+	}
+	return f, nil
+}
+
+// noteSkipped records a file that is not a regular file or is too big;
+// a missing or unreadable file is not worth a note.
+func (p *prober) noteSkipped(path string, err error) {
+	if !errors.Is(err, safefile.ErrNotRegular) && !errors.Is(err, safefile.ErrTooLarge) {
+		return
+	}
+	reason := err.Error()
+	if full := p.file(path); full != path {
+		reason = strings.ReplaceAll(reason, full, path) // name it as on the probed machine
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.skipped {
+		if s.Path == path {
+			return
+		}
+	}
+	p.skipped = append(p.skipped, gpu.SkippedFile{Path: path, Reason: reason})
+}
+
+// skippedFiles are the notes, sorted by path.
+func (p *prober) skippedFiles() []gpu.SkippedFile {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := append([]gpu.SkippedFile(nil), p.skipped...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 func (p *prober) exists(path string) bool {
@@ -184,6 +303,11 @@ type source struct {
 // answer. Probe itself never fails: what could not be read is unknown.
 func Probe(ctx context.Context, opts Options) *gpu.Facts {
 	opts.fill()
+	runner := &trackedRunner{r: opts.Runner}
+	opts.Runner = runner
+	// Every source's context has ended when Probe returns (each is
+	// cancelled by runSource): wait for their commands to be killed.
+	defer runner.closeAndWait(2 * time.Second)
 	p := &prober{o: opts}
 	f := &gpu.Facts{Schema: gpu.FactsSchema, CollectedAt: opts.Now().UTC(), Origin: "live"}
 	f.Host.OS, f.Host.Arch = opts.GOOS, opts.GOARCH
@@ -225,6 +349,7 @@ func Probe(ctx context.Context, opts Options) *gpu.Facts {
 		f.Deep = p.deepCheck(ctx, f)
 		f.Sources = append(f.Sources, gpu.SourceStatus{Name: "deep", OK: true, Millis: ms(time.Since(start))})
 	}
+	f.Skipped = p.skippedFiles()
 	return f
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"gpuwizard/gpu"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -134,7 +135,7 @@ func (p *prober) resolveShim(path, name string) string {
 		version = v
 	} else {
 		for dir := p.o.Cwd; dir != "" && version == ""; dir = filepath.Dir(dir) {
-			if b, err := p.readFile(filepath.Join(dir, ".python-version")); err == nil {
+			if b, err := p.readFile(filepath.Join(dir, ".python-version"), capSmall); err == nil {
 				version = string(b)
 			}
 			if dir == "/" || dir == "." {
@@ -142,7 +143,7 @@ func (p *prober) resolveShim(path, name string) string {
 			}
 		}
 		if version == "" {
-			if b, err := p.readFile(root + "/version"); err == nil {
+			if b, err := p.readFile(root+"/version", capSmall); err == nil {
 				version = string(b)
 			}
 		}
@@ -161,12 +162,12 @@ func (p *prober) resolveShim(path, name string) string {
 
 // shebangInterpreter reads "#!/path/python" (or "#!/usr/bin/env python3").
 func (p *prober) shebangInterpreter(script string) string {
-	fh, err := os.Open(p.file(script))
+	fh, err := p.openFile(script)
 	if err != nil {
 		return ""
 	}
 	defer fh.Close()
-	line, _ := bufio.NewReader(fh).ReadString('\n')
+	line, _ := bufio.NewReader(io.LimitReader(fh, capLine)).ReadString('\n')
 	if !strings.HasPrefix(line, "#!") {
 		return ""
 	}
@@ -197,7 +198,7 @@ func (p *prober) describePython(path string) (gpu.PythonEnv, bool) {
 	}
 	env := gpu.PythonEnv{Interpreter: path, Kind: "other"}
 	venvRoot := filepath.Dir(filepath.Dir(path))
-	cfg, cfgErr := p.readFile(venvRoot + "/pyvenv.cfg")
+	cfg, cfgErr := p.readFile(venvRoot+"/pyvenv.cfg", capSmall)
 	real := p.realPath(path)
 	if cfgErr == nil {
 		env.Prefix, env.Kind = venvRoot, "venv"
@@ -308,7 +309,7 @@ func (p *prober) readPackages(env *gpu.PythonEnv) {
 		}
 		// A source or conda install may have the module without metadata.
 		if !found["torch"] {
-			if b, err := p.readFile(dir + "/torch/version.py"); err == nil {
+			if b, err := p.readFile(dir+"/torch/version.py", capSource); err == nil {
 				if v := pyAssign(string(b), "__version__"); v != "" {
 					env.Packages = append(env.Packages, gpu.Package{Name: "torch", Version: v, Location: dir, Shadowed: seen["torch"]})
 					seen["torch"] = true
@@ -350,7 +351,7 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 	switch pk.Name {
 	case "torch", "torchvision":
 		tag := gpu.LocalTag(pk.Version)
-		src, err := p.readFile(pk.Location + "/" + pk.Name + "/version.py")
+		src, err := p.readFile(pk.Location+"/"+pk.Name+"/version.py", capSource)
 		if err == nil && pyAssigned(string(src), "cuda") {
 			s := string(src)
 			pk.CUDA = pyAssign(s, "cuda")
@@ -372,7 +373,7 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 			pk.CuDNN = p.torchCudnn(env, pk)
 		}
 	case "tensorflow", "tensorflow-gpu", "tf-nightly", "tensorflow-intel":
-		src, err := p.readFile(pk.Location + "/tensorflow/python/platform/build_info.py")
+		src, err := p.readFile(pk.Location+"/tensorflow/python/platform/build_info.py", capSource)
 		if err != nil {
 			return
 		}

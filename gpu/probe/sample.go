@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/internal/plural"
 )
 
 // Usage is one NVML reading of the GPU a process trains on: the proof
@@ -76,7 +77,7 @@ func (s *Sampler) Sample(ctx context.Context, pid, fallback int) (Usage, error) 
 	}
 	if pick < 0 {
 		if fallback < 0 || fallback >= n {
-			return Usage{}, fmt.Errorf("NVML lists %d device(s) and none runs process %d", n, pid)
+			return Usage{}, fmt.Errorf("NVML lists %s and none runs process %d", plural.Count(n, "device"), pid)
 		}
 		d, r := call(func() (nvml.Device, nvml.Return) { return s.lib.DeviceGetHandleByIndex(fallback) })
 		if r != nvml.SUCCESS {

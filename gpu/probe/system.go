@@ -41,7 +41,7 @@ func (p *prober) probePCI(ctx context.Context) (func(*gpu.Facts), error) {
 }
 
 func (p *prober) sysValue(path string) string {
-	b, err := p.readFile(path)
+	b, err := p.readFile(path, capSmall)
 	if err != nil {
 		return ""
 	}
@@ -55,14 +55,14 @@ var moduleVersionRE = regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9]+
 func (p *prober) probeDriver(ctx context.Context) (func(*gpu.Facts), error) {
 	var d gpu.DriverFacts
 	var errs []string
-	if b, err := p.readFile("/proc/driver/nvidia/version"); err == nil {
+	if b, err := p.readFile("/proc/driver/nvidia/version", capSmall); err == nil {
 		first, _, _ := strings.Cut(string(b), "\n")
 		d.ProcVersion = strings.TrimSpace(first)
 		if m := moduleVersionRE.FindStringSubmatch(d.ProcVersion); m != nil {
 			d.ModuleVersion = m[1]
 		}
 	}
-	if b, err := p.readFile("/proc/modules"); err == nil {
+	if b, err := p.readFile("/proc/modules", capSource); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			name, _, _ := strings.Cut(line, " ")
 			if name == "nouveau" || strings.HasPrefix(name, "nvidia") {
@@ -84,6 +84,11 @@ func (p *prober) probeDriver(ctx context.Context) (func(*gpu.Facts), error) {
 			continue
 		}
 		node := gpu.DeviceNode{Path: "/dev/" + filepath.Base(n), Mode: st.Mode().String()}
+		if st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0 {
+			// Opening a named pipe would block: listed, never opened.
+			d.DeviceNodes = append(d.DeviceNodes, node)
+			continue
+		}
 		if fh, err := os.OpenFile(n, os.O_RDONLY, 0); err == nil {
 			node.Readable = true
 			fh.Close()
@@ -105,11 +110,11 @@ func (p *prober) probeDriver(ctx context.Context) (func(*gpu.Facts), error) {
 // probeHost reads the distribution, kernel, WSL, container and Secure Boot.
 func (p *prober) probeHost(ctx context.Context) (func(*gpu.Facts), error) {
 	var h gpu.HostFacts
-	if b, err := p.readFile("/etc/os-release"); err == nil {
+	if b, err := p.readFile("/etc/os-release", capSmall); err == nil {
 		kv := parseOSRelease(string(b))
 		h.Distro, h.DistroName = kv["ID"], kv["PRETTY_NAME"]
 	}
-	if b, err := p.readFile("/proc/sys/kernel/osrelease"); err == nil {
+	if b, err := p.readFile("/proc/sys/kernel/osrelease", capSmall); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
 	}
 	low := strings.ToLower(h.Kernel)
@@ -151,12 +156,12 @@ func (p *prober) containerKind() string {
 	case p.o.Environ["KUBERNETES_SERVICE_HOST"] != "":
 		return "kubernetes"
 	}
-	if b, err := p.readFile("/run/systemd/container"); err == nil {
+	if b, err := p.readFile("/run/systemd/container", capSmall); err == nil {
 		if s := strings.TrimSpace(string(b)); s != "" {
 			return s
 		}
 	}
-	if b, err := p.readFile("/proc/1/cgroup"); err == nil {
+	if b, err := p.readFile("/proc/1/cgroup", capSource); err == nil {
 		s := string(b)
 		switch {
 		case strings.Contains(s, "/docker/") || strings.Contains(s, "docker-"):
@@ -176,7 +181,7 @@ func (p *prober) containerKind() string {
 func (p *prober) secureBoot() string {
 	matches, _ := filepath.Glob(p.file("/sys/firmware/efi/efivars/SecureBoot-*"))
 	for _, m := range matches {
-		b, err := os.ReadFile(m)
+		b, err := p.readFile(p.unroot(m), capSmall)
 		if err != nil || len(b) < 5 {
 			continue
 		}

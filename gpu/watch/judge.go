@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/plural"
 )
 
 // Thresholds of the judgement.
@@ -205,7 +206,7 @@ func (v *view) saturated() bool {
 }
 
 func (v *view) cpuText() string {
-	return fmt.Sprintf("%.0f %% of %s, %.0f %% in the main process", v.cpuMean, plural(v.cores, "core"), v.mainMean)
+	return fmt.Sprintf("%.0f %% of %s, %.0f %% in the main process", v.cpuMean, plural.Count(v.cores, "core"), v.mainMean)
 }
 
 func (v *view) windowText() string {
@@ -379,7 +380,7 @@ func (v *view) permissionFinding(noGPU bool) finding {
 	cmd := fmt.Sprintf("gpuwizard watch %d", v.pid)
 	ev := []string{fmt.Sprintf("/proc/%d/maps: permission denied (the process belongs to %s)", v.pid, v.user)}
 	if v.nvml == gpu.NVMLOK && len(v.last.devs) > 0 {
-		ev = append(ev, fmt.Sprintf("NVML lists PID %d (and its children) on none of %d GPU(s)", v.pid, len(v.last.devs)))
+		ev = append(ev, fmt.Sprintf("NVML lists PID %d (and its children) on no GPU (it sees %s)", v.pid, plural.Count(len(v.last.devs), "GPU")))
 	}
 	if c := strings.Join(v.first.Cmdline, " "); c != "" {
 		ev = append(ev, "cmdline: "+gpu.Sanitize(c))
@@ -500,7 +501,7 @@ func (v *view) visibleDevices() (finding, bool) {
 	case strings.TrimSpace(val) == "-1":
 		why = "-1 hides every GPU (Ultralytics sets it for device=cpu)"
 	case strings.TrimSpace(val) != "":
-		why = fmt.Sprintf("%q matches none of the %d GPU(s)", strings.Split(val, ",")[0], len(v.last.devs))
+		why = fmt.Sprintf("%q matches no GPU (NVML sees %s)", strings.Split(val, ",")[0], plural.Count(len(v.last.devs), "GPU"))
 	}
 	cmd := strings.Join(quoteAll(v.first.Cmdline), " ")
 	if cmd == "" {
@@ -508,7 +509,7 @@ func (v *view) visibleDevices() (finding, bool) {
 	}
 	return finding{Finding: gpu.Finding{ID: "watch_visible_devices_hide_gpus", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
 		Title:    "CUDA_VISIBLE_DEVICES in the process's environment hides every GPU: " + why,
-		Evidence: []string{fmt.Sprintf("/proc/%d/environ: %s", v.pid, shown), fmt.Sprintf("NVML sees %d GPU(s); CUDA in this process sees none", len(v.last.devs))},
+		Evidence: []string{fmt.Sprintf("/proc/%d/environ: %s", v.pid, shown), fmt.Sprintf("NVML sees %s; CUDA in this process sees none", plural.Count(len(v.last.devs), "GPU"))},
 		Fix: []gpu.Step{{Text: "Start it without the variable:", Command: "env -u CUDA_VISIBLE_DEVICES " + cmd},
 			{Text: "Or name the GPU to use:", Command: "CUDA_VISIBLE_DEVICES=0 " + cmd},
 			{Text: "Look for where it is set: ~/.bashrc, the IDE's run configuration, a launcher script, or os.environ in the code."}}},
@@ -692,9 +693,9 @@ func (v *view) nvmlNotListed() []string {
 		}
 		who := fmt.Sprintf("PID %d is", v.pid)
 		if n := len(v.last.members) - 1; n > 0 {
-			who = fmt.Sprintf("PID %d and its %d child process(es) are", v.pid, n)
+			who = fmt.Sprintf("PID %d and its %s are", v.pid, plural.Count(n, "child process"))
 		}
-		ev = append(ev, fmt.Sprintf("NVML: %s not among the %d compute process(es) of %s", who, len(d.Procs), d.label()))
+		ev = append(ev, fmt.Sprintf("NVML: %s not among the %s of %s", who, plural.Count(len(d.Procs), "compute process"), d.label()))
 	}
 	return ev
 }
@@ -735,9 +736,9 @@ func (v *view) evidence() []string {
 		ev = append(ev, "children: "+kids)
 	}
 	if v.cpuOK {
-		ev = append(ev, fmt.Sprintf("cpu: %.0f %% over the last %s (100 %% is one core; %s), %.0f %% in the main process, %s", v.cpuMean, v.windowText(), plural(v.cores, "core"), v.mainMean, plural(v.threads(), "thread")))
+		ev = append(ev, fmt.Sprintf("cpu: %.0f %% over the last %s (100 %% is one core; %s), %.0f %% in the main process, %s", v.cpuMean, v.windowText(), plural.Count(v.cores, "core"), v.mainMean, plural.Count(v.threads(), "thread")))
 	} else {
-		ev = append(ev, fmt.Sprintf("cpu: not measured yet (one reading), %s", plural(v.threads(), "thread")))
+		ev = append(ev, fmt.Sprintf("cpu: not measured yet (one reading), %s", plural.Count(v.threads(), "thread")))
 	}
 	switch {
 	case v.nvml != gpu.NVMLOK:
@@ -763,9 +764,9 @@ func (v *view) evidence() []string {
 					mine += mib
 				}
 				if pids, ok := v.listed[d.Index]; ok {
-					s += fmt.Sprintf(", this process tree: %d MiB in %d process(es)", mine, len(pids))
+					s += fmt.Sprintf(", this process tree: %d MiB in %s", mine, plural.Count(len(pids), "process"))
 				} else {
-					s += fmt.Sprintf(", %d compute process(es), none of this tree", len(d.Procs))
+					s += fmt.Sprintf(", %s, none of this tree", plural.Count(len(d.Procs), "compute process"))
 				}
 			}
 			ev = append(ev, s)
@@ -864,28 +865,18 @@ func (v *view) childrenText() string {
 	var parts []string
 	for _, k := range order {
 		n := len(groups[k])
-		name := k
+		name := plural.Count(n, k) // "1 child", "15 children"
 		switch k {
 		case "worker":
-			name = "worker (DataLoader or multiprocessing)"
-			if n > 1 {
-				name = "workers (DataLoader or multiprocessing)"
-			}
+			name = plural.Count(n, "worker") + " (DataLoader or multiprocessing)"
 		case "rank":
-			name = "torchrun rank"
-			if n > 1 {
-				name = "torchrun ranks"
-			}
-		default:
-			if n > 1 {
-				name += "s"
-			}
+			name = plural.Count(n, "torchrun rank")
 		}
 		ids := groups[k]
 		if len(ids) > 8 {
 			ids = append(ids[:8:8], "…")
 		}
-		parts = append(parts, fmt.Sprintf("%d %s (%s)", n, name, strings.Join(ids, ", ")))
+		parts = append(parts, fmt.Sprintf("%s (%s)", name, strings.Join(ids, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

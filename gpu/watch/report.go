@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/plural"
 )
 
 // State is the kind of a verdict.
@@ -273,7 +274,7 @@ func summaryText(pid int, cmd string, s *Summary) string {
 	case s.Readings == 0:
 		b.WriteString("It was not read once.")
 	case s.OnGPUReadings == 0:
-		fmt.Fprintf(&b, "It was not on a GPU in any of %d readings", s.Readings)
+		fmt.Fprintf(&b, "It was on no GPU in %s", plural.Count(s.Readings, "reading"))
 		if s.LastVerdict != "" {
 			b.WriteString(" (" + strings.TrimSuffix(s.LastVerdict, ".") + ")")
 		}
@@ -283,7 +284,7 @@ func summaryText(pid int, cmd string, s *Summary) string {
 		for _, g := range s.GPUs {
 			gs = append(gs, fmt.Sprint(g))
 		}
-		fmt.Fprintf(&b, "It was on GPU %s in %d of %d readings, with up to %d MiB", strings.Join(gs, ", "), s.OnGPUReadings, s.Readings, s.PeakGPUMiB)
+		fmt.Fprintf(&b, "It was on GPU %s in %d of %s, with up to %d MiB", strings.Join(gs, ", "), s.OnGPUReadings, plural.Count(s.Readings, "reading"), s.PeakGPUMiB)
 		if s.MeanUtilPct != nil {
 			fmt.Fprintf(&b, " and the GPU %.0f %% busy on average", *s.MeanUtilPct)
 		}

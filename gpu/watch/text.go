@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/plural"
 )
 
 // Marks and colours of the text output (colour only on a terminal).
@@ -49,10 +50,10 @@ func (r Report) Line() string {
 		use = append(use, fmt.Sprintf("CPU %.0f %%", r.CPU.Percent))
 	}
 	if r.CPU.Threads > 0 {
-		use = append(use, plural(r.CPU.Threads, "thread"))
+		use = append(use, plural.Count(r.CPU.Threads, "thread"))
 	}
 	if n := len(r.Processes); n > 1 {
-		use = append(use, fmt.Sprintf("%d processes", n))
+		use = append(use, plural.Count(n, "process"))
 	}
 	if len(use) > 0 && r.State != StateExited {
 		b.WriteString(" · " + strings.Join(use, ", "))
@@ -64,14 +65,6 @@ func fmtElapsed(s float64) string {
 	d := time.Duration(s * float64(time.Second)).Round(time.Second)
 	m := int(d / time.Minute)
 	return fmt.Sprintf("%d:%02d", m, int((d%time.Minute)/time.Second))
-}
-
-// plural is "1 thread", "2 threads".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func colorer(color bool) func(code, s string) string {

@@ -167,7 +167,7 @@ func TestCUDALoadedButNoGPUContext(t *testing.T) {
 	}
 	fd := mustFinding(t, r, "watch_cuda_unused")
 	if !contains(fd.Evidence, "libcuda.so.1 is not loaded: CUDA was never initialised") ||
-		!contains(fd.Evidence, "NVML: PID 5001 is not among the 3 compute process(es) of GPU 0") || !contains(fd.Evidence, "libtorch_cuda.so") {
+		!contains(fd.Evidence, "NVML: PID 5001 is not among the 3 compute processes of GPU 0") || !contains(fd.Evidence, "libtorch_cuda.so") {
 		t.Fatalf("evidence %q", fd.Evidence)
 	}
 	if !strings.Contains(fixText(fd), "model.to(device)") {
@@ -300,7 +300,7 @@ func TestProcessThatExits(t *testing.T) {
 	if s.Readings != 3 || s.OnGPUReadings != 0 || s.MeanCPUPct != 50 || s.ExitStatus == nil || s.LastState != StateCPU || !s.Ended {
 		t.Fatalf("summary %+v", s)
 	}
-	if !strings.HasPrefix(r.Verdict, "Process 5800 (python quick.py) ended after 4s with exit status 0. It was not on a GPU in any of 3 readings (On the CPU: CUDA libraries are loaded") {
+	if !strings.HasPrefix(r.Verdict, "Process 5800 (python quick.py) ended after 4s with exit status 0. It was on no GPU in 3 readings (On the CPU: CUDA libraries are loaded") {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 	// Sampling after the end changes nothing.

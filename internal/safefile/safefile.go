@@ -13,6 +13,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"gpuwizard/internal/plural"
 )
 
 // Sentinel errors, wrapped with the file's name and the fix.
@@ -128,7 +130,7 @@ func Size(n int64) string {
 	case n >= 1<<10:
 		return trim(float64(n)/(1<<10)) + " KiB"
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return plural.Count(int(n), "byte")
 }
 
 func trim(v float64) string {

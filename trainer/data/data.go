@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+
+	"gpuwizard/internal/plural"
 )
 
 // ErrData is returned (wrapped) for unusable datasets; the message names
@@ -92,7 +94,7 @@ func StratifiedSplit(train *Split, classes int, frac float64, seed int64, size i
 	sort.Ints(valIdx)
 	sort.Ints(trainIdx)
 	if len(valIdx) == 0 {
-		return nil, nil, fmt.Errorf("%w: %d training image(s), no class with two or more: too few to keep any for validation: add images, or give a val folder", ErrData, train.Len())
+		return nil, nil, fmt.Errorf("%w: %s, no class with two or more: too few to keep any for validation: add images, or give a val folder", ErrData, plural.Count(train.Len(), "training image"))
 	}
 	return subset(train, trainIdx, size), subset(train, valIdx, size), nil
 }

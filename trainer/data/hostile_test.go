@@ -206,7 +206,7 @@ func TestGzipBombIDX(t *testing.T) {
 	// how many there are.
 	os.WriteFile(filepath.Join(dir, "train-images-idx3-ubyte.gz"), gz(idxBytes([]int{1, 28, 28}, make([]byte, 784))), 0o644)
 	os.WriteFile(filepath.Join(dir, "train-labels-idx1-ubyte.gz"), gz(idxBytes([]int{1}, []byte{3})), 0o644)
-	if _, err = Load(dir, Options{}); err == nil || !strings.Contains(err.Error(), "1 training image(s)") {
+	if _, err = Load(dir, Options{}); err == nil || !strings.Contains(err.Error(), "1 training image,") {
 		t.Fatalf("one image: %v", err)
 	}
 	// Truncated and damaged streams.

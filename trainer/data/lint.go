@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/internal/printable"
 )
 
@@ -168,7 +169,7 @@ func (l *Lint) Errors() []Problem {
 // of its kind were counted. Names are escaped.
 func (l *Lint) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "format: %s, %d %s\n", l.Format, len(l.Classes), plural(len(l.Classes), "class", "classes"))
+	fmt.Fprintf(&b, "format: %s, %s\n", l.Format, plural.Count(len(l.Classes), "class"))
 	splits := make([]string, 0, len(l.Counts))
 	for s := range l.Counts {
 		splits = append(splits, s)
@@ -183,7 +184,7 @@ func (l *Lint) Summary() string {
 			}
 			parts = append(parts, fmt.Sprintf("%s=%d", printable.String(c), l.Counts[s][c]))
 		}
-		fmt.Fprintf(&b, "  %-6s %6d %s: %s\n", s, l.Images[s], plural(l.Images[s], "image", "images"), strings.Join(parts, " "))
+		fmt.Fprintf(&b, "  %-6s %6d %s: %s\n", s, l.Images[s], plural.Noun(l.Images[s], "image"), strings.Join(parts, " "))
 	}
 	if l.MaxW > 0 {
 		fmt.Fprintf(&b, "  sizes  %dx%d to %dx%d\n", l.MinW, l.MinH, l.MaxW, l.MaxH)
@@ -210,16 +211,9 @@ func (l *Lint) writeProblems(b *strings.Builder) {
 		}
 		if n := l.Omitted[k]; n > 0 {
 			sev := groups[k][0].Severity
-			fmt.Fprintf(b, "  … and %s more %s of this kind (fix: %s)\n", thousands(n), plural(n, sev, sev+"s"), printable.String(groups[k][0].Fix))
+			fmt.Fprintf(b, "  … and %s more %s of this kind (fix: %s)\n", thousands(n), plural.Noun(n, sev), printable.String(groups[k][0].Fix))
 		}
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // thousands writes n with commas: 19,980.

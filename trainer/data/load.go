@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"gpuwizard/assets"
+	"gpuwizard/internal/plural"
 )
 
 // Builtin names the embedded dataset.
@@ -94,7 +95,7 @@ func Load(path string, opt Options) (*Dataset, error) {
 	}
 	d.Lint.imbalance(d.Root, "train", "training images")
 	if errs := d.Lint.Errors(); len(errs) > 0 {
-		return d, fmt.Errorf("%w: %s: %d problem(s) stop training; first: %s", ErrData, d.Root, len(errs), errs[0])
+		return d, fmt.Errorf("%w: %s cannot be trained on (%s; the first: %s)", ErrData, d.Root, plural.Count(len(errs), "problem"), errs[0])
 	}
 	d.loadedFrom, d.loadedWith = sourceName(path), opt
 	return d, nil

@@ -497,7 +497,7 @@ func (y *yoloLint) listFile(src string) []string {
 		out = append(out, l)
 	}
 	if repeats > 0 {
-		y.lint.add(Problem{Severity: LintWarning, File: src, Message: fmt.Sprintf("%d %s the same image as an earlier line; each image is counted once", repeats, plural(repeats, "line names", "lines name")),
+		y.lint.add(Problem{Severity: LintWarning, File: src, Message: fmt.Sprintf("%d %s the same image as an earlier line; each image is counted once", repeats, map[bool]string{true: "line names", false: "lines name"}[repeats == 1]),
 			Fix: "list each image once"})
 	}
 	return out

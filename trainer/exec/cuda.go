@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"gpuwizard/assets"
+	"gpuwizard/internal/plural"
 )
 
 // Errors of the CUDA backend.
@@ -208,7 +209,7 @@ func OpenCUDA(ordinal int) (*CUDABackend, error) {
 		return fail(err)
 	}
 	if ordinal < 0 || ordinal >= n {
-		return fail(fmt.Errorf("device cuda:%d does not exist: CUDA sees %d device(s) (check CUDA_VISIBLE_DEVICES)", ordinal, n))
+		return fail(fmt.Errorf("device cuda:%d does not exist: CUDA sees %s (check CUDA_VISIBLE_DEVICES)", ordinal, plural.Count(n, "device")))
 	}
 	if info.Name, info.Major, info.Minor, info.SMs, info.Memory, err = lib.device(ordinal); err != nil {
 		return fail(err)
