@@ -52,7 +52,7 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	res, err := trainer.Bench(ctx, cfg)
 	if err != nil {
 		if !errors.Is(err, trainer.ErrStopped) {
-			fmt.Fprintln(env.Stderr, "bench:", err)
+			printErr(env.Stderr, "bench:", err)
 		}
 		return exitFor(err)
 	}

@@ -79,14 +79,14 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 	}
 	matrix, err := compat.LoadMatrix()
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "doctor:", err)
+		printErr(env.Stderr, "doctor:", err)
 		return ExitUsage
 	}
 	var facts *gpu.Facts
 	if *fromFile != "" {
 		text, err := readReport(*fromFile, env.Stdin)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "doctor:", err)
+			printErr(env.Stderr, "doctor:", err)
 			return ExitUsage
 		}
 		now := time.Now
@@ -97,7 +97,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 	} else if *factsFile != "" {
 		facts, err = LoadFacts(*factsFile)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "doctor:", err)
+			printErr(env.Stderr, "doctor:", err)
 			return ExitUsage
 		}
 	} else {
@@ -110,7 +110,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 	}
 	if *save != "" {
 		if err := SaveFacts(*save, facts); err != nil {
-			fmt.Fprintln(env.Stderr, "doctor:", err)
+			printErr(env.Stderr, "doctor:", err)
 			return ExitUsage
 		}
 		if !*asJSON {
@@ -127,7 +127,7 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		err = report.WriteText(env.Stdout, env.Color)
 	}
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "doctor: writing the report:", err)
+		printErr(env.Stderr, "doctor: writing the report:", err)
 		return ExitUsage
 	}
 	if report.Ready {

@@ -3,12 +3,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"gpuwizard/internal/synth"
 )
 
 func TestLintExitsNonZeroOnDatasetErrors(t *testing.T) {
@@ -42,5 +46,26 @@ func TestPredictRefusesPipesQuickly(t *testing.T) {
 	code, _, stderr = call(t, Train, nil, "--config", fifo)
 	if code != ExitUsage || !strings.Contains(stderr, fifo+" is a named pipe (FIFO)") || time.Since(start) > 5*time.Second {
 		t.Fatalf("train --config FIFO: exit %d %s", code, stderr)
+	}
+}
+
+// Names from users' folders never reach the terminal raw: a dataset whose
+// class folders are named with an escape sequence and a newline.
+func TestOutputEscapesNames(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []string{"red\x1b[31m", "two\nlines"} {
+		if err := synth.LeftRight(filepath.Join(root, "tmp"), 3); err != nil {
+			t.Fatal(err)
+		}
+		os.Rename(filepath.Join(root, "tmp", "left"), filepath.Join(root, c))
+		os.RemoveAll(filepath.Join(root, "tmp"))
+	}
+	var out, errb bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errb}
+	Run(context.Background(), []string{"lint", root}, env)
+	Run(context.Background(), []string{"train", "--data", root, "--model", "mlp", "--image-size", "8", "--epochs", "1", "--project", filepath.Join(t.TempDir(), "runs")}, env)
+	all := out.String() + errb.String()
+	if strings.ContainsRune(all, 0x1b) || !strings.Contains(all, `red\x1b[31m`) || !strings.Contains(all, `two\nlines`) {
+		t.Errorf("names not escaped in:\n%q", all)
 	}
 }

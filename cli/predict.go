@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-
+	"gpuwizard/internal/printable"
 	"gpuwizard/trainer"
 )
 
@@ -48,7 +48,7 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	}
 	p, err := trainer.LoadPredictor(*modelPath)
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "predict:", err)
+		printErr(env.Stderr, "predict:", err)
 		return exitFor(err)
 	}
 	if w := p.Warning(); w != "" {
@@ -58,16 +58,16 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	for _, img := range fs.Args() {
 		preds, err := p.PredictFile(img, *invert)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, "predict:", err)
+			printErr(env.Stderr, "predict:", err)
 			code = max(code, exitFor(err))
 			continue
 		}
-		fmt.Fprintf(env.Stdout, "%s:", img)
+		fmt.Fprintf(env.Stdout, "%s:", printable.String(img))
 		for i, pr := range preds {
 			if i >= *top {
 				break
 			}
-			fmt.Fprintf(env.Stdout, "  %s %.1f%%", pr.Class, 100*pr.Prob)
+			fmt.Fprintf(env.Stdout, "  %s %.1f%%", printable.String(pr.Class), 100*pr.Prob)
 		}
 		fmt.Fprintln(env.Stdout)
 	}

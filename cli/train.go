@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gpuwizard/internal/plural"
+	"gpuwizard/internal/printable"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -100,7 +101,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 		fileCfg, err := trainer.LoadConfigFile(tf.config, d)
 		if err != nil {
 			// The line and setting in words, as the window's Load settings… says it.
-			fmt.Fprintln(env.Stderr, "train: --config:", err)
+			printErr(env.Stderr, "train: --config:", err)
 			return ExitUsage
 		}
 		// Flags given on the command line override the file: the same
@@ -177,9 +178,9 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 		bar.clear()
 		switch ev.Kind {
 		case trainer.EventLog:
-			fmt.Fprintln(env.Stderr, strings.TrimRight(ev.Message, "\n"))
+			fmt.Fprintln(env.Stderr, printable.Text(strings.TrimRight(ev.Message, "\n")))
 		case trainer.EventStart:
-			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, ev.Message, ev.RunDir)
+			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, printable.Text(ev.Message), printable.String(ev.RunDir))
 		case trainer.EventEpoch:
 			mark := ""
 			if ev.Best {
@@ -189,7 +190,7 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 				ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
 		case trainer.EventDone:
 			if ev.Message != "finished" {
-				fmt.Fprintln(env.Stderr, "train:", ev.Message)
+				fmt.Fprintln(env.Stderr, "train:", printable.Text(ev.Message))
 			}
 		}
 	}
@@ -232,7 +233,7 @@ func Lint(ctx context.Context, args []string, env Env) int {
 	path := fs.Arg(0)
 	format, err := data.Detect(path)
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "lint:", err)
+		printErr(env.Stderr, "lint:", err)
 		return exitFor(err)
 	}
 	var lint *data.Lint
@@ -247,10 +248,10 @@ func Lint(ctx context.Context, args []string, env Env) int {
 		}
 	}
 	if lint != nil {
-		fmt.Fprintf(env.Stdout, "%s\n%s", path, lint.Summary())
+		fmt.Fprintf(env.Stdout, "%s\n%s", printable.String(path), lint.Summary())
 	}
 	if err != nil {
-		fmt.Fprintln(env.Stderr, "lint:", err)
+		printErr(env.Stderr, "lint:", err)
 		if lint == nil {
 			return exitFor(err) // nothing could be read: the path is wrong
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpuwizard/internal/plural"
+	"gpuwizard/internal/printable"
 )
 
 // ClassMetrics are one class's scores.
@@ -123,7 +124,10 @@ func (m Metrics) Table() string {
 	return b.String()
 }
 
+// trunc is a class name for a table column of n characters: escaped
+// (printable), then cut with an ellipsis.
 func trunc(s string, n int) string {
+	s = printable.String(s)
 	if len([]rune(s)) <= n {
 		return s
 	}
