@@ -147,6 +147,7 @@ measure "flipped bit in last.ckpt: --resume" "is damaged" "$G" train --resume "$
 wait_for() { for _ in $(seq 600); do eval "$1" && return 0; sleep 0.05; done; return 1; }
 "$G" train --data builtin --model lenet --epochs 1 --project "$R" --name killed >/dev/null 2>&1 & p=$!; bg+=("$p")
 wait_for "[ -f '$R/killed/args.yaml' ]" && kill -9 "$p"; wait "$p" 2>/dev/null
+cp -r "$R/killed" "$R/firstsave" # for section 7, before the resume below trains it
 measure "kill -9 before the first checkpoint: --resume" "no checkpoint" "$G" train --resume "$R/killed"
 "$G" train --data builtin --model lenet --epochs 4 --project "$R" --name twice >/dev/null 2>&1 & p=$!; bg+=("$p")
 wait_for "[ -f '$R/twice/last.ckpt' ]" && kill -9 "$p"; wait "$p" 2>/dev/null
@@ -165,7 +166,7 @@ cp -r "$R/base" "$R/locklink"; echo "keep me" >"$W/precious.txt"
 rm -f "$R/locklink/.lock"; ln -s "$W/precious.txt" "$R/locklink/.lock"
 measure ".lock linked to a user's file: --resume" "precious.txt untouched" sh -c \
   "'$G' train --resume '$R/locklink' --extend 1 >/dev/null 2>&1; grep -qx 'keep me' '$W/precious.txt' && echo 'precious.txt untouched'"
-cp -r "$R/killed" "$R/firstsave"; head -c 1048576 /dev/urandom >"$R/firstsave/.last.ckpt.tmp-4242"
+head -c 1048576 /dev/urandom >"$R/firstsave/.last.ckpt.tmp-4242"
 measure "kill -9 during the first checkpoint save: --resume" "resumed from the start" sh -c \
   "'$G' train --resume '$R/firstsave' && [ -f '$R/firstsave/last.ckpt' ] && ! ls '$R'/firstsave/.*.tmp-* 2>/dev/null && echo 'resumed from the start, temporary file removed'"
 cat >"$W/hup.sh" <<HUP
@@ -188,8 +189,9 @@ for tool in nvcc ldconfig; do
   printf '#!/bin/sh\nsleep 300 &\necho $! >%s/%s-grandchild.pid\necho $$ >%s/%s-child.pid\nsleep 300\n' "$H" "$tool" "$H" "$tool" >"$H/bin/$tool"
   chmod +x "$H/bin/$tool"
 done
+# (a zombie is not left running: where PID 1 does not reap, kill -0 still finds it)
 measure "hung nvcc and ldconfig (with children) on PATH: doctor" "no probe process left" sh -c \
-  "PATH='$H/bin':\$PATH '$G' doctor >/dev/null 2>&1; sleep 0.5; for f in '$H'/*.pid; do kill -0 \$(cat \$f) 2>/dev/null && { echo \"left running: \$f\"; exit 1; }; done; echo 'no probe process left'"
+  "PATH='$H/bin':\$PATH '$G' doctor >/dev/null 2>&1; sleep 0.5; for f in '$H'/*.pid; do p=\$(cat \$f); [ -d /proc/\$p ] && ! grep -q ') Z ' /proc/\$p/stat && { echo \"left running: \$f\"; exit 1; }; done; echo 'no probe process left'"
 
 # 9. Limits that bound what is really allocated.
 GOAL=3072 measure "gzip IDX, 2 MB, header at the 2 GiB cap: lint" "images|more than|memory" "$G" lint "$W/idx-cap"

@@ -489,6 +489,10 @@ func (y *yoloLint) listFile(src string) []string {
 			continue
 		}
 		seen[l] = true
+		if _, err := safefile.Check(l); errors.Is(err, safefile.ErrNotRegular) {
+			out = append(out, l) // a device or a pipe: refused as such when read
+			continue
+		}
 		if !within(y.root.Dir(), l) {
 			y.lint.add(Problem{Severity: LintError, File: src, Line: i + 1, Message: fmt.Sprintf("%s is outside the dataset's folder %s", l, y.root.Dir()),
 				Fix: "list only images inside the dataset (relative to the list file), or copy the image in"})
