@@ -136,25 +136,28 @@ func tickText(format string, v, step, top float64) string {
 	return fmt.Sprintf("%.*f", d, v)
 }
 
-// xTicks returns whole-epoch ticks from 0 to at least xmax, at most 7.
+// xTicks returns the x axis's ticks for a run of xmax epochs: the axis
+// ends at the run's end (xmax rounded up to whole epochs, at least 1),
+// which is always the last tick; before it, round values (multiples of 1,
+// 2, 5, 10, 20, 25, 50 … epochs) from 0, none closer to the end than half
+// their step. At most 7 ticks.
 func xTicks(xmax float64) []float64 {
 	end := math.Ceil(xmax - 1e-9)
 	if end < 1 {
 		end = 1
 	}
 	step := 1.0
-	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000} {
+	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000} {
 		step = s
 		if end/s <= 6 {
 			break
 		}
 	}
-	end = math.Ceil(end/step) * step
 	var t []float64
-	for x := 0.0; x <= end+1e-9; x += step {
+	for x := 0.0; x < end-step/2-1e-9; x += step {
 		t = append(t, x)
 	}
-	return t
+	return append(t, end)
 }
 
 // CreateRenderer implements fyne.Widget.
@@ -334,6 +337,8 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 		gi++
 		g.Position1, g.Position2 = fyne.NewPos(plotX, py(v)), fyne.NewPos(plotX+plotW, py(v))
 	}
+	var prev *canvas.Text // the previous x label
+	prevRight := float32(0)
 	for k, v := range xt {
 		t := r.label(li)
 		li++
@@ -349,7 +354,11 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 		tx := px(v) - ms.Width/2
 		if k == len(xt)-1 {
 			tx = min(tx, size.Width-pad-ms.Width)
+			if prev != nil && k > 1 && tx < prevRight+pad { // the run's end is the label that must show
+				prev.Hidden = true
+			}
 		}
+		prev, prevRight = t, tx+ms.Width
 		t.Move(fyne.NewPos(tx, plotY+plotH+2))
 		g := r.gridLine(gi)
 		gi++
