@@ -414,7 +414,7 @@ func (wz *wizard) deleteRun(dir string, then func()) {
 	if wz.deps.Confirm == nil {
 		return
 	}
-	wz.deps.Confirm(wz.win, "Delete this run?", "Delete "+dir+" with its checkpoints and results? This cannot be undone.", func(ok bool) {
+	wz.deps.Confirm(wz.win, "Delete this run?", "Delete "+dir+" with its checkpoints and results? This cannot be undone.", "Delete", func(ok bool) {
 		if !ok {
 			return
 		}
@@ -423,7 +423,7 @@ func (wz *wizard) deleteRun(dir string, then func()) {
 			if errors.Is(err, trainer.ErrRunInUse) {
 				msg = "This run is training right now: stop it first."
 			}
-			wz.status.SetText(msg)
+			wz.fail(msg)
 			return
 		}
 		then()

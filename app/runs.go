@@ -232,7 +232,7 @@ func (wz *wizard) moreEpochs(again func(int)) (*widget.Button, fyne.CanvasObject
 	n.Validator = intValidator("epochs", 1, 10000)
 	b := widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
 		if err := n.Validate(); err != nil {
-			wz.status.SetText(err.Error())
+			wz.fail(err.Error())
 			return
 		}
 		k, _ := strconv.Atoi(strings.TrimSpace(n.Text))

@@ -58,8 +58,8 @@ func TestStoppedRunReopens(t *testing.T) {
 			return train(ctx, cfg, ev, opts)
 		},
 		ExportTo: func(_ fyne.Window, name string, done func(string)) { done(filepath.Join(exports, name)) },
-		Confirm: func(_ fyne.Window, title, msg string, done func(bool)) {
-			asked = title
+		Confirm: func(_ fyne.Window, title, msg, action string, done func(bool)) {
+			asked = title + " " + action
 			done(confirm)
 		},
 	})

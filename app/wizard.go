@@ -38,8 +38,10 @@ type Deps struct {
 	// ExportTo asks for the name of a new folder (a save dialog); done
 	// gets a path that does not exist yet, or "" when cancelled.
 	ExportTo func(w fyne.Window, name string, done func(string))
-	// Confirm asks a yes/no question (a Fyne dialog in the app).
-	Confirm func(w fyne.Window, title, message string, done func(bool))
+	// Confirm asks before a destructive action (action names it:
+	// "Delete"); done gets true only when the user chose it. In the app a
+	// dialog whose highlighted, focused button is Cancel.
+	Confirm func(w fyne.Window, title, message, action string, done func(bool))
 	// ListRuns lists the runs folder and RunResults reads (or evaluates)
 	// one run's results; nil: the trainer's.
 	ListRuns   func(project string) ([]trainer.RunInfo, error)
@@ -184,11 +186,23 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 func (wz *wizard) goNext() {
 	if s := wz.steps[wz.cur]; s.Leave != nil {
 		if err := s.Leave(); err != nil {
-			wz.status.SetText(err.Error())
+			wz.fail(err.Error())
 			return
 		}
 	}
 	wz.show(wz.cur + 1)
+}
+
+// fail shows in red, beside Back and Next, why the user cannot go on.
+func (wz *wizard) fail(msg string) {
+	wz.status.Importance = widget.DangerImportance
+	wz.status.SetText(msg)
+}
+
+// inform shows in green, in the same place, what was just done.
+func (wz *wizard) inform(msg string) {
+	wz.status.Importance = widget.SuccessImportance
+	wz.status.SetText(msg)
 }
 
 // show switches to step i.
