@@ -373,7 +373,13 @@ func (v *settingsView) leave() error {
 		v.estimate.SetText("")
 		v.estKey = ""
 	}
-	v.wz.cfg = c
+	if c != v.wz.cfg {
+		// Other settings (or another dataset): the run on the Train step
+		// and its results belong to the old ones.
+		v.wz.cfg = c
+		v.wz.result = nil
+		v.wz.train.reset()
+	}
 	if p := v.wz.deps.SettingsFile; p != "" {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
 			atomicfile.Write(atomicfile.OS{}, p, c.YAML()) // best effort: the run does not need it
