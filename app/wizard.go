@@ -74,12 +74,13 @@ type step struct {
 
 // wizard holds the window, the steps and what they share.
 type wizard struct {
-	ctx   context.Context
-	deps  Deps
-	app   fyne.App
-	win   fyne.Window
-	steps []*step
-	cur   int
+	ctx     context.Context
+	deps    Deps
+	app     fyne.App
+	win     fyne.Window
+	steps   []*step
+	cur     int
+	reached int // the furthest step shown so far: the crumbs go up to it
 
 	// what the steps decide
 	report  *gpu.Report     // the last check of this machine
@@ -90,7 +91,7 @@ type wizard struct {
 	resume  trainer.Options // set to resume or extend a run
 
 	// widgets
-	crumbs  []*widget.Label
+	crumbs  []*crumb
 	body    *fyne.Container
 	back    *widget.Button
 	next    *widget.Button
@@ -153,7 +154,7 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	}
 	crumbs := container.NewHBox()
 	for i, s := range wz.steps {
-		l := widget.NewLabel(fmt.Sprintf("%d %s", i+1, s.Title))
+		l := newCrumb(fmt.Sprintf("%d %s", i+1, s.Title), i, wz.goTo)
 		wz.crumbs = append(wz.crumbs, l)
 		crumbs.Add(l)
 		if i < len(wz.steps)-1 {
@@ -193,6 +194,42 @@ func (wz *wizard) goNext() {
 	wz.show(wz.cur + 1)
 }
 
+// canGo says whether the crumb of step i leads somewhere now: a step shown
+// before, or Results once there is a run to show; not the step on screen,
+// and nothing while a run trains (the Train step holds the window then).
+func (wz *wizard) canGo(i int) bool {
+	switch {
+	case i < 0 || i >= len(wz.steps) || wz.train.running():
+		return false
+	case i == wz.cur && !wz.inRuns:
+		return false
+	case i == len(wz.steps)-1:
+		return wz.result != nil // Results shows the run: reachable once there is one
+	}
+	return i <= wz.reached
+}
+
+// goTo is a crumb's tap: back to an earlier step at once, as Back does;
+// forward through the Leave of every step on the way (as Next would),
+// stopping on the first step that refuses, with its reason.
+func (wz *wizard) goTo(i int) {
+	if !wz.canGo(i) {
+		return
+	}
+	for k := wz.cur; k < i; k++ {
+		if s := wz.steps[k]; s.Leave != nil {
+			if err := s.Leave(); err != nil {
+				if k != wz.cur || wz.inRuns {
+					wz.show(k)
+				}
+				wz.fail(err.Error())
+				return
+			}
+		}
+	}
+	wz.show(i)
+}
+
 // fail shows in red, beside Back and Next, why the user cannot go on.
 func (wz *wizard) fail(msg string) {
 	wz.status.Importance = widget.DangerImportance
@@ -217,6 +254,7 @@ func (wz *wizard) show(i int) {
 		wz.watch.stop()
 	}
 	wz.cur = i
+	wz.reached = max(wz.reached, i)
 	wz.status.SetText("")
 	wz.markCrumb(i)
 	wz.body.Objects = []fyne.CanvasObject{wz.steps[i].View}
@@ -236,15 +274,10 @@ func (wz *wizard) show(i int) {
 }
 
 // markCrumb highlights step i in the breadcrumbs (-1: none, on the Runs
-// page).
+// page) and makes the steps that can be reached tappable.
 func (wz *wizard) markCrumb(i int) {
-	for k, l := range wz.crumbs {
-		l.TextStyle = fyne.TextStyle{Bold: k == i}
-		l.Importance = widget.LowImportance
-		if k == i {
-			l.Importance = widget.HighImportance
-		}
-		l.Refresh()
+	for k, c := range wz.crumbs {
+		c.set(k == i, wz.canGo(k))
 	}
 }
 
@@ -271,9 +304,11 @@ func (wz *wizard) showRuns() {
 // refreshNav re-applies the navigation rules (after training starts or ends).
 func (wz *wizard) refreshNav() {
 	if wz.inRuns {
+		wz.markCrumb(-1)
 		wz.runs.setButtons()
 		return
 	}
+	wz.markCrumb(wz.cur)
 	if wz.cur == 3 {
 		if wz.train.running() {
 			wz.back.Disable()
