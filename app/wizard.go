@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"image"
 	"sync"
 	"time"
 
@@ -46,6 +47,9 @@ type Deps struct {
 	// one run's results; nil: the trainer's.
 	ListRuns   func(project string) ([]trainer.RunInfo, error)
 	RunResults func(ctx context.Context, dir string) (*trainer.Result, error)
+	// LoadModel loads a trained model (a run's "best") to classify images
+	// with; nil: trainer.LoadPredictor.
+	LoadModel func(path string) (Classifier, error)
 	// SettingsFile keeps the last-used settings ("": not kept).
 	SettingsFile string
 	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
@@ -62,6 +66,13 @@ type Deps struct {
 	UI      func(f func())
 	UIAsync func(f func())
 }
+
+// Classifier classifies images: a trained model (*trainer.Predictor).
+type Classifier interface {
+	PredictImage(img image.Image, invert string) ([]trainer.Prediction, error)
+}
+
+var _ Classifier = (*trainer.Predictor)(nil)
 
 // step is one page of the wizard: data plus a view. Leave validates and
 // says why the user cannot go on.
@@ -120,6 +131,9 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	}
 	if deps.RunResults == nil {
 		deps.RunResults = trainer.RunResults
+	}
+	if deps.LoadModel == nil {
+		deps.LoadModel = func(path string) (Classifier, error) { return trainer.LoadPredictor(path) }
 	}
 	wz := &wizard{ctx: ctx, deps: deps, app: a, win: w, dataArg: data.Builtin, cfg: trainer.Defaults()}
 	wz.check = newCheckView(ctx, deps.Check)
