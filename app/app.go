@@ -111,7 +111,18 @@ func LiveDeps() Deps {
 		},
 		OpenFolder:   openWithDesktop,
 		SettingsFile: settingsFile(),
+		RunIndex:     runIndex(),
 	}
+}
+
+// runIndex is the trainer's index of run folders in the user's config
+// folder ("" when there is none: the Runs view then lists the project).
+func runIndex() string {
+	p, err := trainer.DefaultRunIndex()
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // confirmation is a question before a destructive action, on screen.

@@ -225,6 +225,7 @@ func (v *trainView) begin() {
 	ctl := &trainer.Control{}
 	opts := wz.resume
 	opts.Control, opts.Probe, opts.Sample = ctl, wz.deps.Probe, wz.deps.Sample
+	opts.RunIndex = wz.deps.RunIndex
 	if opts.Resume == "" {
 		opts.Dataset = wz.dataset // used when the settings still match how it was loaded: no second copy
 	}

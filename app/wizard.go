@@ -47,6 +47,10 @@ type Deps struct {
 	// one run's results; nil: the trainer's.
 	ListRuns   func(project string) ([]trainer.RunInfo, error)
 	RunResults func(ctx context.Context, dir string) (*trainer.Result, error)
+	// RunIndex is the index of run folders made anywhere (the command
+	// line's ./runs/NAME): the Runs view lists them beside the project, and
+	// the window's runs are recorded in it ("": neither).
+	RunIndex string
 	// LoadModel loads a trained model (a run's "best") to classify images
 	// with; nil: trainer.LoadPredictor.
 	LoadModel func(path string) (Classifier, error)
