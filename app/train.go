@@ -156,13 +156,19 @@ func (v *trainView) reset() {
 	if v.running() {
 		return
 	}
+	v.clear()
+	v.showReady()
+}
+
+// clear empties the charts (their x axes to the planned epochs), the
+// progress and the log.
+func (v *trainView) clear() {
 	v.resetCharts(v.wz.cfg.Epochs)
 	v.showGPU(false)
 	v.last, v.gpuSeen = nil, time.Time{}
 	v.setPaused(false)
 	v.progress.SetValue(0)
 	v.clearLog()
-	v.showReady()
 }
 
 // clearLog empties the log and makes it follow its end again.
@@ -235,27 +241,7 @@ func (v *trainView) begin() {
 	done, ended := v.done, v.ended
 	v.mu.Unlock()
 	wz.result = nil
-	// The charts and the log start empty; a resumed or extended run's
-	// EventStart brings the curves that came before.
-	v.resetCharts(wz.cfg.Epochs)
-	v.showGPU(false)
-	v.last, v.gpuSeen = nil, time.Time{}
-	v.setPaused(false)
-	v.start.Disable()
-	v.pause.Enable()
-	v.stop.Enable()
-	v.progress.SetValue(0)
-	v.clearLog()
-	v.where.SetText("Starting: reading the dataset and building the model…")
-	v.device.SetText("Device: chosen as the run starts…")
-	switch {
-	case opts.Resume != "" && opts.Extend > 0:
-		v.logf("Training %s for %d more epoch(s)", opts.Resume, opts.Extend)
-	case opts.Resume != "":
-		v.logf("Resuming %s", opts.Resume)
-	default:
-		v.logf("Starting: %s", describe(wz.cfg))
-	}
+	v.showStart(opts)
 	wz.refreshNav()
 	events := make(chan trainer.Event, 256)
 	cfg := wz.cfg
@@ -299,6 +285,26 @@ func (v *trainView) begin() {
 			}
 		}
 	})
+}
+
+// showStart shows a run starting: the charts and the log empty (a resumed
+// or extended run's EventStart brings the curves that came before), Pause
+// and Stop, and what starts.
+func (v *trainView) showStart(opts trainer.Options) {
+	v.clear()
+	v.start.Disable()
+	v.pause.Enable()
+	v.stop.Enable()
+	v.where.SetText("Starting: reading the dataset and building the model…")
+	v.device.SetText("Device: chosen as the run starts…")
+	switch {
+	case opts.Resume != "" && opts.Extend > 0:
+		v.logf("Training %s for %d more epoch(s)", opts.Resume, opts.Extend)
+	case opts.Resume != "":
+		v.logf("Resuming %s", opts.Resume)
+	default:
+		v.logf("Starting: %s", describe(v.wz.cfg))
+	}
 }
 
 // deviceMiB is the memory of CUDA device dev ("cuda:1") as the check saw
