@@ -200,7 +200,7 @@ func writeRunIndex(path string, runs []string) error {
 		}
 		if len(b) < MaxRunIndexFile || len(runs) <= 1 {
 			if err := atomicfile.Write(atomicfile.OS{}, path, append(b, '\n')); err != nil {
-				return fmt.Errorf("%w: %w", ErrRunIndex, err)
+				return fmt.Errorf("%w: %w (move %s aside or make its folder writable: gpuwizard writes it anew)", ErrRunIndex, err, filepath.Base(path))
 			}
 			return nil
 		}

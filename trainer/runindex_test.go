@@ -182,3 +182,30 @@ func TestRunIndexHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestRunIndexUnwritable: an index that cannot be replaced (a folder in its
+// place) is an error that names it and says what to do; the run that
+// records itself still trains (the trainer logs the note).
+func TestRunIndexUnwritable(t *testing.T) {
+	index := filepath.Join(t.TempDir(), RunIndexFile)
+	if err := os.Mkdir(index, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := RecordRun(index, fakeRun(t, t.TempDir(), "train"))
+	if !errors.Is(err, ErrRunIndex) || !strings.Contains(err.Error(), index) || !strings.Contains(err.Error(), "move "+RunIndexFile+" aside") {
+		t.Fatalf("error %v", err)
+	}
+	cfg := tinyConfig(t, tinyDataset(t, 10))
+	cfg.Epochs = 1
+	evs, res, err := collect(context.Background(), cfg, Options{RunIndex: index})
+	if err != nil || res == nil {
+		t.Fatalf("the run failed with the index: %v", err)
+	}
+	noted := false
+	for _, e := range evs {
+		noted = noted || (e.Kind == EventLog && strings.Contains(e.Message, "will not list this run"))
+	}
+	if !noted {
+		t.Error("no note says the run is not listed")
+	}
+}
