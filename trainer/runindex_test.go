@@ -209,3 +209,25 @@ func TestRunIndexUnwritable(t *testing.T) {
 		t.Error("no note says the run is not listed")
 	}
 }
+
+// BenchmarkListIndexedRuns lists a full index: MaxIndexedRuns run folders
+// (what the Runs view reads, in the background, each time it opens).
+func BenchmarkListIndexedRuns(b *testing.B) {
+	root := b.TempDir()
+	index := filepath.Join(root, RunIndexFile)
+	var dirs []string
+	for i := range MaxIndexedRuns {
+		dirs = append(dirs, fakeRun(b, root, fmt.Sprintf("run%d", i)))
+	}
+	buf, _ := json.Marshal(runIndex{Version: 1, Runs: dirs})
+	if err := os.WriteFile(index, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		runs, err := ListIndexedRuns(index, nil)
+		if err != nil || len(runs) != MaxIndexedRuns {
+			b.Fatalf("%d runs, %v", len(runs), err)
+		}
+	}
+}
