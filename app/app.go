@@ -106,12 +106,64 @@ func LiveDeps() Deps {
 				done(p)
 			})
 		},
-		Confirm: func(w fyne.Window, title, message string, done func(bool)) {
-			dialog.ShowConfirm(title, message, done, w)
+		Confirm: func(w fyne.Window, title, message, action string, done func(bool)) {
+			confirmDestructive(w, title, message, action, done)
 		},
 		OpenFolder:   openWithDesktop,
 		SettingsFile: settingsFile(),
+		RunIndex:     runIndex(),
 	}
+}
+
+// runIndex is the trainer's index of run folders in the user's config
+// folder ("" when there is none: the Runs view then lists the project).
+func runIndex() string {
+	p, err := trainer.DefaultRunIndex()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// confirmation is a question before a destructive action, on screen.
+type confirmation struct {
+	dialog         *dialog.CustomDialog
+	cancel, action *widget.Button
+}
+
+// confirmDestructive asks before a destructive action: Cancel is the
+// highlighted button and has the keyboard focus (Space answers it), the
+// action ("Delete") is in the danger colour and must be chosen on purpose.
+// done is called once, with true only for the action.
+func confirmDestructive(w fyne.Window, title, message, action string, done func(bool)) *confirmation {
+	msg := widget.NewLabel(message)
+	msg.Wrapping = fyne.TextWrapWord
+	const width = 460
+	msg.Resize(fyne.NewSize(width, 1)) // the height of the text wrapped at that width
+	body := container.NewGridWrap(fyne.NewSize(width, msg.MinSize().Height), msg)
+	c := &confirmation{
+		cancel: widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), nil),
+		action: widget.NewButtonWithIcon(action, theme.DeleteIcon(), nil),
+	}
+	c.cancel.Importance = widget.HighImportance
+	c.action.Importance = widget.DangerImportance
+	c.dialog = dialog.NewCustomWithoutButtons(title, body, w)
+	c.dialog.SetButtons([]fyne.CanvasObject{c.cancel, c.action})
+	answered := false
+	answer := func(ok bool) func() {
+		return func() {
+			if answered {
+				return
+			}
+			answered = true
+			c.dialog.Hide()
+			done(ok)
+		}
+	}
+	c.cancel.OnTapped, c.action.OnTapped = answer(false), answer(true)
+	c.dialog.Show()
+	w.Canvas().Focus(c.cancel)
+	return c
 }
 
 // saveFileDialog asks for a file name with Fyne's save dialog, suggesting

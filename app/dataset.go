@@ -28,6 +28,7 @@ type datasetView struct {
 	samples  *fyne.Container
 	progress *widget.ProgressBarInfinite
 	loading  bool
+	gen      int // the load on screen: an older load's late answer is dropped
 	err      error
 	detected string
 	typed    *widget.Entry
@@ -109,10 +110,17 @@ func (v *datasetView) leave() error {
 	return nil
 }
 
-// load reads a dataset in the background and shows its report.
+// load reads a dataset in the background and shows its report. What was
+// said about the dataset chosen before (its report, and the reason Next
+// refused it) goes at once: every message on the step is about this one.
 func (v *datasetView) load(path string) {
 	wz := v.wz
-	v.loading, v.err = true, nil
+	v.gen++
+	gen := v.gen
+	v.loading, v.err, v.detected = true, nil, ""
+	if wz.cur == 1 && !wz.inRuns {
+		wz.status.SetText("")
+	}
 	v.path.SetText(pathLabel(path))
 	v.format.SetText("Reading…")
 	v.lint.SetText("")
@@ -135,12 +143,19 @@ func (v *datasetView) load(path string) {
 				}
 			}
 		}
-		v.wz.ui(func() { v.loaded(path, format, ds, lint, err) })
+		v.wz.ui(func() {
+			if gen == v.gen {
+				v.loaded(path, format, ds, lint, err)
+			}
+		})
 	})
 }
 
 func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.Lint, err error) {
 	v.loading = false
+	if v.wz.cur == 1 && !v.wz.inRuns {
+		v.wz.status.SetText("") // "still loading" is over; Next says what it thinks of this one
+	}
 	v.progress.Stop()
 	v.progress.Hide()
 	v.detected, v.err = format, err

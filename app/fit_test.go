@@ -79,25 +79,39 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
-// TestLogFollowsItsEnd: new lines scroll the log to its end, unless the
-// user scrolled up to read.
+// TestLogFollowsItsEnd: new lines scroll the log to its end, also after
+// its box shrank (a label above it wrapped onto a second line: not a
+// scroll), unless the user scrolled up to read; scrolling back to the end
+// follows again.
 func TestLogFollowsItsEnd(t *testing.T) {
 	wz, loop := newTestWizard(t, Deps{})
 	v := wz.train
+	atEnd := func(what string) {
+		t.Helper()
+		end := v.log.Size().Height - v.logBox.Size().Height
+		if end <= 0 || v.logBox.Offset.Y < end-1 {
+			t.Errorf("%s: offset %v, the end is at %v", what, v.logBox.Offset.Y, end)
+		}
+	}
 	loop.do(func() {
 		wz.show(3)
 		for i := range 100 {
 			v.logf("line %d", i)
 		}
-		end := v.log.Size().Height - v.logBox.Size().Height
-		if end <= 0 || v.logBox.Offset.Y < end-1 {
-			t.Errorf("offset %v, the end is at %v", v.logBox.Offset.Y, end)
-		}
-		v.logBox.ScrollToTop()
+		atEnd("100 lines")
+		size := v.logBox.Size()
+		v.logBox.Resize(fyne.NewSize(size.Width, size.Height-40))
+		v.logf("after the box shrank")
+		atEnd("the box shrank by 40 px")
+		v.logBox.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: 300}}) // the mouse wheel, up
+		up := v.logBox.Offset.Y
 		v.logf("one more")
-		if v.logBox.Offset.Y != 0 {
-			t.Errorf("scrolled up, the log moved to %v", v.logBox.Offset.Y)
+		if v.logBox.Offset.Y != up {
+			t.Errorf("scrolled up to %v, the log moved to %v", up, v.logBox.Offset.Y)
 		}
+		v.logBox.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: -1e6}}) // and back down
+		v.logf("following again")
+		atEnd("scrolled back to the end")
 	})
 }
 

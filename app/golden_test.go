@@ -152,9 +152,8 @@ func goldenRuns(project string) ([]trainer.RunInfo, error) {
 
 // TestGoldenSteps walks every step at 1024×700 with a 10-class dataset of
 // long class names, on a machine without a GPU and on go-nvml's DGX A100
-// mock (8 GPUs), and compares each with its golden image (refresh with
-// fyne's test.AssertImageMatches writes a missing golden file: delete the
-// files under testdata/golden to write them again).
+// mock (8 GPUs), and compares each with its golden image (-update
+// rewrites them).
 func TestGoldenSteps(t *testing.T) {
 	lockGoldenRoot(t)
 	ds := filepath.Join(goldenRoot, "fashion")
@@ -191,7 +190,7 @@ func TestGoldenSteps(t *testing.T) {
 					if s := win.Canvas().Size(); s.Width != 1024 || s.Height != 700 {
 						t.Errorf("%s: the window became %v", name, s)
 					}
-					test.AssertImageMatches(t, filepath.Join("golden", machine+"-"+name+".png"), win.Canvas().Capture())
+					assertImage(t, filepath.Join("golden", machine+"-"+name+".png"), win.Canvas().Capture())
 				})
 			}
 			shot("1-check")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # GUI smoke test: the real window in a virtual 1280×800 X display, driven
-# with xdotool as a new user would: Check, Dataset (a folder of 10
-# Fashion-MNIST classes with long names, typed into the path entry),
-# Settings, Train, Stop after an epoch, Results of the stopped run, Runs,
-# Resume. One screenshot per step in dist/screenshots/ (the Runs view's
+# with xdotool as a new user would: Check (and its Watch tab), Dataset (a
+# folder of 10 Fashion-MNIST classes with long names, typed into the path
+# entry), Settings, Train, Stop after an epoch, Results of the stopped run,
+# Runs, Resume, Stop; then the Settings crumb, new settings (the Train step
+# ready for them), and the Delete dialog answered with Space (its focused
+# button is Cancel: the run stays). One screenshot per step in
+# dist/screenshots/ (the Runs view's
 # file has "runs" in its name); after each step the window must still be at
 # most 1280 px wide. Reports how long the window took to appear, and the
 # window's peak memory (VmHWM) while training the CNN on 3,000 48×48 colour
@@ -54,11 +57,14 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   start_window "$home"
   echo "RESULT bench=window-appears ms=$shown goal_ms=1000"
   sleep 3; shot 1-check
+  click 250 66 4                      # the tab "Watch a running training"
+  shot 1-watch
+  click 70 66 1                       # back to "This machine"
   click "${next[@]}" 2
   type_into 800 106 "$work/fashion28"; xdotool key --window "$wid" Return; sleep 4
   shot 2-dataset
   click "${next[@]}" 1
-  type_into 400 223 200               # Epochs: 200, so that Stop comes first
+  type_into 400 223 105               # Epochs: 105, so that Stop comes first (the axis ends at 105)
   sleep 4; shot 3-settings
   click "${next[@]}" 1
   click 880 106 4                     # Start training
@@ -72,12 +78,24 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   shot 6-results
   xdotool mousemove --window "$wid" 700 400 click --repeat 8 5; sleep 1   # scroll to the matrix
   shot 6-results-matrix
+  xdotool mousemove --window "$wid" 700 400 click --repeat 40 5; sleep 1  # and to the samples
+  shot 6-results-samples
   click "${runs[@]}" 3
   click 60 181 1                      # the newest run
   shot 7-runs
   click 185 652 5                     # Resume
   shot 8-resumed
   click 1060 106 4                    # Stop again
+  click 248 22 2                      # the crumb "3 Settings"
+  type_into 400 223 12                # new settings
+  click "${next[@]}" 2                # the Train step, ready for them
+  shot 9-train-reset
+  click "${runs[@]}" 3
+  click 60 181 1                      # the run
+  click 632 652 2                     # Delete…
+  shot 10-delete-dialog
+  xdotool key --window "$wid" space; sleep 1   # Space answers the focused button: Cancel
+  shot 10-delete-cancelled
   if grep -q "Preferences load error" "$out/gui.log"; then fail "Fyne logged a preferences load error"; fi
   kill $pid; wait $pid 2>/dev/null || true
   if grep -q "Preferences load error" "$out/gui.log"; then
@@ -93,12 +111,12 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     click "${next[@]}" 2
     click "${next[@]}" 1
     click 880 106 45                    # train the CNN for 45 s
-    shot 9-rss-cnn48
+    shot 11-rss-cnn48
     hwm=$(awk "/VmHWM/ {print \$2}" /proc/$pid/status)
     rss=$(awk "/VmRSS/ {print \$2}" /proc/$pid/status)
     echo "RESULT bench=gui-rss-training-cnn48 peak_mib=$((hwm / 1024)) now_mib=$((rss / 1024)) goal_mib=600"
     click 1060 106 4
     kill $pid; wait $pid 2>/dev/null || true
   fi
-  echo "gui-smoke: Check, Dataset, Settings, Train, Stop, Results, Runs and Resume went through the window"
+  echo "gui-smoke: Check, Watch, Dataset, Settings, Train, Stop, Results, Runs, Resume, the crumbs and the Delete dialog (Cancel) went through the window"
 '

@@ -136,25 +136,28 @@ func tickText(format string, v, step, top float64) string {
 	return fmt.Sprintf("%.*f", d, v)
 }
 
-// xTicks returns whole-epoch ticks from 0 to at least xmax, at most 7.
+// xTicks returns the x axis's ticks for a run of xmax epochs: the axis
+// ends at the run's end (xmax rounded up to whole epochs, at least 1),
+// which is always the last tick; before it, round values (multiples of 1,
+// 2, 5, 10, 20, 25, 50 … epochs) from 0, none closer to the end than half
+// their step. At most 7 ticks.
 func xTicks(xmax float64) []float64 {
 	end := math.Ceil(xmax - 1e-9)
 	if end < 1 {
 		end = 1
 	}
 	step := 1.0
-	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000} {
+	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000} {
 		step = s
 		if end/s <= 6 {
 			break
 		}
 	}
-	end = math.Ceil(end/step) * step
 	var t []float64
-	for x := 0.0; x <= end+1e-9; x += step {
+	for x := 0.0; x < end-step/2-1e-9; x += step {
 		t = append(t, x)
 	}
-	return t
+	return append(t, end)
 }
 
 // CreateRenderer implements fyne.Widget.
@@ -254,27 +257,7 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	head := r.title.MinSize().Height + pad
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Legend keys, one per series, right-aligned in the title row.
-	for len(r.keys) < len(c.series) {
-		t := canvas.NewText("", color.Black)
-		t.TextSize = theme.TextSize() * 0.8
-		r.keys = append(r.keys, t)
-		r.lines = append(r.lines, nil)
-		r.marks = append(r.marks, nil)
-		r.dirty = true
-	}
-	x := size.Width - pad*2
-	for i := len(c.series) - 1; i >= 0; i-- {
-		s := c.series[i]
-		k := r.keys[i]
-		k.Text, k.Color = "━ "+s.Name, s.Color
-		if s.Points {
-			k.Text = "● " + s.Name
-		}
-		k.Refresh()
-		x -= k.MinSize().Width + pad*2
-		k.Move(fyne.NewPos(x, pad+2))
-	}
+	r.layoutKeys(size)
 	// Ranges: x from 0 to the planned epochs (or the data, beyond).
 	xmin, xmax := 0.0, math.Max(c.XMax, 1e-9)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
@@ -334,6 +317,50 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 		gi++
 		g.Position1, g.Position2 = fyne.NewPos(plotX, py(v)), fyne.NewPos(plotX+plotW, py(v))
 	}
+	li, gi = r.layoutXAxis(xt, li, gi, px, plotY+plotH, size.Width)
+	for _, t := range r.labels[li:] {
+		t.Hidden = true
+	}
+	for _, g := range r.grid[gi:] {
+		g.Hidden = true
+	}
+	r.drawSeries(int(plotW/2)+1, px, py)
+}
+
+// layoutKeys puts the legend keys, one per series, right-aligned in the
+// title row (the chart's lock is held).
+func (r *chartRenderer) layoutKeys(size fyne.Size) {
+	c, pad := r.c, theme.Padding()
+	for len(r.keys) < len(c.series) {
+		t := canvas.NewText("", color.Black)
+		t.TextSize = theme.TextSize() * 0.8
+		r.keys = append(r.keys, t)
+		r.lines = append(r.lines, nil)
+		r.marks = append(r.marks, nil)
+		r.dirty = true
+	}
+	x := size.Width - pad*2
+	for i := len(c.series) - 1; i >= 0; i-- {
+		s := c.series[i]
+		k := r.keys[i]
+		k.Text, k.Color = "━ "+s.Name, s.Color
+		if s.Points {
+			k.Text = "● " + s.Name
+		}
+		k.Refresh()
+		x -= k.MinSize().Width + pad*2
+		k.Move(fyne.NewPos(x, pad+2))
+	}
+}
+
+// layoutXAxis puts the x ticks xt under the plot, whose bottom is at y,
+// from label li and grid line gi on; it returns the next free ones. The
+// last label (the run's end, with the unit) stays inside the chart's
+// width, and hides the label before it when they would overlap.
+func (r *chartRenderer) layoutXAxis(xt []float64, li, gi int, px func(float64) float32, y, width float32) (int, int) {
+	c, pad := r.c, theme.Padding()
+	var prev *canvas.Text // the previous x label
+	prevRight := float32(0)
 	for k, v := range xt {
 		t := r.label(li)
 		li++
@@ -348,22 +375,25 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 		ms := t.MinSize()
 		tx := px(v) - ms.Width/2
 		if k == len(xt)-1 {
-			tx = min(tx, size.Width-pad-ms.Width)
+			tx = min(tx, width-pad-ms.Width)
+			if prev != nil && k > 1 && tx < prevRight+pad { // the run's end is the label that must show
+				prev.Hidden = true
+			}
 		}
-		t.Move(fyne.NewPos(tx, plotY+plotH+2))
+		prev, prevRight = t, tx+ms.Width
+		t.Move(fyne.NewPos(tx, y+2))
 		g := r.gridLine(gi)
 		gi++
-		g.Position1, g.Position2 = fyne.NewPos(px(v), plotY+plotH), fyne.NewPos(px(v), plotY+plotH+4)
+		g.Position1, g.Position2 = fyne.NewPos(px(v), y), fyne.NewPos(px(v), y+4)
 	}
-	for _, t := range r.labels[li:] {
-		t.Hidden = true
-	}
-	for _, g := range r.grid[gi:] {
-		g.Hidden = true
-	}
+	return li, gi
+}
 
-	maxSeg := int(plotW/2) + 1
-	for i, s := range c.series {
+// drawSeries draws each series with pooled lines, decimated to maxSeg
+// segments, and a Points series' markers when they are few enough (the
+// chart's lock is held).
+func (r *chartRenderer) drawSeries(maxSeg int, px, py func(float64) float32) {
+	for i, s := range r.c.series {
 		n := len(s.X)
 		step := 1
 		if n > maxSeg && maxSeg > 0 {

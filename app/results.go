@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"gpuwizard/trainer"
+	"gpuwizard/trainer/data"
 )
 
 // resultsView is the Results step: the metrics of the run in wz.result (a
@@ -31,6 +33,7 @@ type resultsView struct {
 	samples   *fyne.Container
 	folder    *widget.Label
 	tryOut    *widget.Label
+	tried     *fyne.Container // "Try an image": the image and what the model says
 	resumeBtn *widget.Button
 	moreBtn   *widget.Button
 	exportBtn *widget.Button
@@ -54,6 +57,8 @@ func newResultsView(wz *wizard) *resultsView {
 	v.tryOut = widget.NewLabel("")
 	v.tryOut.Wrapping = fyne.TextWrapWord
 	v.tryOut.Hide()
+	v.tried = container.NewHBox()
+	v.tried.Hide()
 	open := widget.NewButtonWithIcon("Open folder", theme.FolderOpenIcon(), func() {
 		if wz.result != nil {
 			wz.openFolder(wz.result.RunDir)
@@ -68,9 +73,9 @@ func newResultsView(wz *wizard) *resultsView {
 	runs := widget.NewButtonWithIcon("All runs", theme.ListIcon(), wz.showRuns)
 	actions := container.NewHBox(v.resumeBtn, v.moreBtn, count,
 		widget.NewSeparator(), try, open, v.exportBtn, v.deleteBtn, widget.NewSeparator(), runs)
-	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut,
+	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut, v.tried,
 		bold("Per class (best model)"), v.table,
-		bold("Confusion matrix (rows: true class, columns: predicted class, by number)"), v.confuse,
+		bold("Confusion matrix (rows: true class, columns: predicted class, by the class's number in the table above)"), v.confuse,
 		bold("Sample predictions (✔ right, ✖ wrong)"), v.samples)
 	// Both ways: a table wider than the window scrolls instead of
 	// widening it.
@@ -89,6 +94,7 @@ func (v *resultsView) enter() {
 	v.confuse.RemoveAll()
 	v.samples.RemoveAll()
 	v.say("")
+	v.showTried(nil, "", nil)
 	v.folder.SetText("")
 	v.info = nil
 	for _, b := range []*widget.Button{v.resumeBtn, v.moreBtn, v.exportBtn, v.deleteBtn} {
@@ -203,13 +209,25 @@ func (v *resultsView) show(res *trainer.Result) {
 	v.showSamples(res)
 }
 
+// classLabel names class i of the metrics: its index, as the labels and
+// labels.txt count (from 0), then its name; a class named by its own
+// index (the digits 0 to 9) is just the name, so that digit 3 never reads
+// as anything but 3.
+func classLabel(m *trainer.Metrics, i int) string {
+	n := strconv.Itoa(i)
+	if i >= len(m.PerClass) || m.PerClass[i].Class == n {
+		return n
+	}
+	return n + "  " + m.PerClass[i].Class
+}
+
 // classTable is the per-class table: the class name column as wide as
 // its longest name, the numbers in narrow columns.
 func classTable(m *trainer.Metrics) fyne.CanvasObject {
 	names := container.NewVBox(bold("class"))
 	cols := []*fyne.Container{container.NewVBox(bold("precision")), container.NewVBox(bold("recall")), container.NewVBox(bold("F1")), container.NewVBox(bold("images"))}
 	for i, c := range m.PerClass {
-		names.Add(widget.NewLabel(fmt.Sprintf("%d  %s", i+1, c.Class)))
+		names.Add(widget.NewLabel(classLabel(m, i)))
 		for k, s := range []string{fmt.Sprintf("%.3f", c.Precision), fmt.Sprintf("%.3f", c.Recall), fmt.Sprintf("%.3f", c.F1), strconv.Itoa(c.Support)} {
 			cols[k].Add(widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{}))
 		}
@@ -221,22 +239,18 @@ func classTable(m *trainer.Metrics) fyne.CanvasObject {
 	return row
 }
 
-// confusionTable shows the matrix with the classes by number across the
-// top and by number and name down the side, so that long names do not
-// widen every column.
+// confusionTable shows the matrix with the classes by index across the
+// top and by index and name down the side (classLabel), so that long
+// names do not widen every column.
 func confusionTable(m *trainer.Metrics) fyne.CanvasObject {
 	n := len(m.Confusion)
 	names := container.NewVBox(bold("true ╲ predicted"))
 	for i := range n {
-		name := strconv.Itoa(i + 1)
-		if i < len(m.PerClass) {
-			name += "  " + m.PerClass[i].Class
-		}
-		names.Add(bold(name))
+		names.Add(bold(classLabel(m, i)))
 	}
 	cells := container.NewGridWithColumns(n)
 	for j := range n {
-		cells.Add(widget.NewLabelWithStyle(strconv.Itoa(j+1), fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
+		cells.Add(widget.NewLabelWithStyle(strconv.Itoa(j), fyne.TextAlignCenter, fyne.TextStyle{Bold: true}))
 	}
 	for i, row := range m.Confusion {
 		for j := range n {
@@ -260,9 +274,19 @@ func bold(s string) *widget.Label {
 	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }
 
+// Sample predictions: how many right and wrong ones are shown, how many
+// validation images are looked at for them at most, and the seed of their
+// order (fixed, so that the same run shows the same samples).
+const (
+	samplesEach = 8
+	sampleScan  = 3000
+	sampleSeed  = 1
+)
+
 // showSamples classifies validation images with the best model in the
-// background and shows some right and some wrong, each with the true
-// class when wrong (the label wraps at words).
+// background and shows some right and some wrong, taken round-robin over
+// the classes (sampleOrder), each with the true class when wrong (the
+// label wraps at words).
 func (v *resultsView) showSamples(res *trainer.Result) {
 	ds := v.wz.dataset
 	if ds == nil || (len(res.Classes) > 0 && !slices.Equal(ds.Classes, res.Classes)) { // another dataset's model
@@ -270,39 +294,89 @@ func (v *resultsView) showSamples(res *trainer.Result) {
 	}
 	gen := v.gen
 	v.wz.background(func() {
-		p, err := trainer.LoadPredictor(filepath.Join(res.RunDir, "best"))
+		p, err := v.wz.deps.LoadModel(filepath.Join(res.RunDir, "best"))
 		if err != nil {
 			return
 		}
-		var right, wrong []fyne.CanvasObject
-		for i := 0; i < ds.Val.Len() && (len(right) < 8 || len(wrong) < 8); i++ {
-			img := toImage(ds, ds.Val, i)
-			preds, err := p.PredictImage(img, "no")
+		order := sampleOrder(ds.Val.Labels, len(ds.Classes), sampleSeed)
+		right, wrong := pickSamples(order[:min(len(order), sampleScan)], samplesEach, func(i int) (string, bool) {
+			preds, err := p.PredictImage(toImage(ds, ds.Val, i), "no")
 			if err != nil || len(preds) == 0 {
-				continue
+				return "", false
 			}
-			truth := ds.Classes[ds.Val.Labels[i]]
-			ok := preds[0].Class == truth
-			if (ok && len(right) >= 8) || (!ok && len(wrong) >= 8) {
-				continue
-			}
-			cell := sampleCell(img, preds[0].Class, truth)
-			if ok {
-				right = append(right, cell)
-			} else {
-				wrong = append(wrong, cell)
-			}
+			return preds[0].Class, true
+		}, func(i int) string { return ds.Classes[ds.Val.Labels[i]] })
+		var cells []fyne.CanvasObject
+		for _, s := range append(right, wrong...) {
+			cells = append(cells, sampleCell(toImage(ds, ds.Val, s.index), s.pred, ds.Classes[ds.Val.Labels[s.index]]))
 		}
 		v.wz.ui(func() {
 			if gen != v.gen {
 				return
 			}
-			for _, o := range append(right, wrong...) {
+			for _, o := range cells {
 				v.samples.Add(o)
 			}
 			v.relayout()
 		})
 	})
+}
+
+// sampleOrder orders the images of labels (class indices below classes)
+// round-robin over the classes: one image of each class in turn, each
+// class's images shuffled with seed, so that samples come from every class
+// and not from the first ones a sorted split starts with.
+func sampleOrder(labels []int32, classes int, seed uint64) []int {
+	byClass := make([][]int, classes)
+	n := 0
+	for i, y := range labels {
+		if y >= 0 && int(y) < classes {
+			byClass[y] = append(byClass[y], i)
+			n++
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	for _, idx := range byClass {
+		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+	}
+	out := make([]int, 0, n)
+	for k := 0; len(out) < n; k++ {
+		for _, idx := range byClass {
+			if k < len(idx) {
+				out = append(out, idx[k])
+			}
+		}
+	}
+	return out
+}
+
+// sample is one classified image: its index and the class predicted.
+type sample struct {
+	index int
+	pred  string
+}
+
+// pickSamples goes through order and keeps the first n right and the
+// first n wrong predictions; predict classifies image i (false: it could
+// not), truth names its class.
+func pickSamples(order []int, n int, predict func(i int) (string, bool), truth func(i int) string) (right, wrong []sample) {
+	for _, i := range order {
+		if len(right) >= n && len(wrong) >= n {
+			break
+		}
+		pred, ok := predict(i)
+		if !ok {
+			continue
+		}
+		if pred == truth(i) {
+			if len(right) < n {
+				right = append(right, sample{i, pred})
+			}
+		} else if len(wrong) < n {
+			wrong = append(wrong, sample{i, pred})
+		}
+	}
+	return right, wrong
 }
 
 // sampleCell is one classified image: "✔ class", or "✖ predicted (is
@@ -321,6 +395,8 @@ func sampleCell(img image.Image, pred, truth string) fyne.CanvasObject {
 	return container.NewBorder(ci, nil, nil, nil, l)
 }
 
+// tryImage classifies an image the user picks with the run's best model
+// and shows the image with the prediction and the top classes.
 func (v *resultsView) tryImage() {
 	res := v.wz.result
 	if res == nil || v.wz.deps.PickFile == nil {
@@ -331,24 +407,59 @@ func (v *resultsView) tryImage() {
 			return
 		}
 		v.say("Classifying " + path + "…")
+		v.showTried(nil, "", nil)
+		gen := v.gen
 		v.wz.background(func() {
-			text := ""
-			p, err := trainer.LoadPredictor(filepath.Join(res.RunDir, "best"))
+			img, err := data.DecodeImageFile(path)
 			var preds []trainer.Prediction
 			if err == nil {
-				preds, err = p.PredictFile(path, "auto")
-			}
-			if err != nil {
-				text = err.Error()
-			} else {
-				text = filepath.Base(path) + ":"
-				for i := 0; i < len(preds) && i < 3; i++ {
-					text += fmt.Sprintf("  %s %.1f%%", preds[i].Class, 100*preds[i].Prob)
+				var p Classifier
+				if p, err = v.wz.deps.LoadModel(filepath.Join(res.RunDir, "best")); err == nil {
+					preds, err = p.PredictImage(img, "auto")
 				}
 			}
-			v.wz.ui(func() { v.say(text) })
+			v.wz.ui(func() {
+				if gen != v.gen {
+					return
+				}
+				if err != nil {
+					v.say("Could not classify " + path + ": " + err.Error())
+					return
+				}
+				v.say("")
+				v.showTried(img, path, preds)
+			})
 		})
 	})
+}
+
+// showTried shows the image tried and what the model says of it: the
+// prediction and the top classes (img nil: nothing).
+func (v *resultsView) showTried(img image.Image, path string, preds []trainer.Prediction) {
+	v.tried.RemoveAll()
+	if img == nil {
+		v.tried.Hide()
+		relayout(v.body, v.scroll)
+		return
+	}
+	pic := canvas.NewImageFromImage(img)
+	pic.FillMode = canvas.ImageFillContain // scaled to the box, its aspect kept
+	pic.ScaleMode = canvas.ImageScaleSmooth
+	if b := img.Bounds(); b.Dx() <= 64 && b.Dy() <= 64 {
+		pic.ScaleMode = canvas.ImageScalePixels // a small image's pixels stay sharp
+	}
+	pic.SetMinSize(fyne.NewSquareSize(160))
+	lines := container.NewVBox(widget.NewLabel(filepath.Base(path)))
+	if len(preds) > 0 {
+		lines.Add(bold(fmt.Sprintf("Prediction: %s (%.1f%%)", preds[0].Class, 100*preds[0].Prob)))
+	}
+	for i := 1; i < len(preds) && i < 5; i++ {
+		lines.Add(widget.NewLabel(fmt.Sprintf("then %s (%.1f%%)", preds[i].Class, 100*preds[i].Prob)))
+	}
+	v.tried.Add(pic)
+	v.tried.Add(lines)
+	v.tried.Show()
+	relayout(v.tried, v.body, v.scroll)
 }
 
 // again resumes the run (extra 0) or extends it by extra epochs.
@@ -414,7 +525,7 @@ func (wz *wizard) deleteRun(dir string, then func()) {
 	if wz.deps.Confirm == nil {
 		return
 	}
-	wz.deps.Confirm(wz.win, "Delete this run?", "Delete "+dir+" with its checkpoints and results? This cannot be undone.", func(ok bool) {
+	wz.deps.Confirm(wz.win, "Delete this run?", "Delete "+dir+" with its checkpoints and results? This cannot be undone.", "Delete", func(ok bool) {
 		if !ok {
 			return
 		}
@@ -423,7 +534,7 @@ func (wz *wizard) deleteRun(dir string, then func()) {
 			if errors.Is(err, trainer.ErrRunInUse) {
 				msg = "This run is training right now: stop it first."
 			}
-			wz.status.SetText(msg)
+			wz.fail(msg)
 			return
 		}
 		then()

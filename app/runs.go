@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,9 +15,11 @@ import (
 	"gpuwizard/trainer"
 )
 
-// runsView is the page that lists every run under the runs folder, reached
-// from any step with the Runs button and left with Back. Choosing a run
-// shows its actions; Show results opens it in the Results step.
+// runsView is the page that lists every run: those under the window's runs
+// folder and those the run index lists (gpuwizard train's ./runs/NAME,
+// wherever it ran), reached from any step with the Runs button and left
+// with Back. Choosing a run shows its actions; Show results opens it in
+// the Results step.
 type runsView struct {
 	wz      *wizard
 	where   *widget.Label
@@ -31,7 +34,7 @@ type runsView struct {
 }
 
 // runColumns are the Runs table's columns.
-var runColumns = []column{{"Run", 130}, {"Status", 230}, {"Dataset", 190}, {"Model", 70}, {"Device", 80}, {"Best accuracy", 150}, {"Updated", 140}}
+var runColumns = []column{{"Run", 90}, {"Folder", 180}, {"Status", 210}, {"Dataset", 130}, {"Model", 60}, {"Device", 70}, {"Best accuracy", 150}, {"Updated", 130}}
 
 func newRunsView(wz *wizard) *runsView {
 	v := &runsView{wz: wz, sel: -1, buttons: map[string]*widget.Button{}}
@@ -87,25 +90,27 @@ func runCell(r trainer.RunInfo, col int) string {
 	case 0:
 		return r.Name
 	case 1:
+		return shortPath(homeRel(filepath.Dir(r.Dir)), 26)
+	case 2:
 		if r.Err != "" && r.Status == "" {
 			return "unreadable: " + r.Err
 		}
 		return r.Status
-	case 2:
+	case 3:
 		if r.Data == "builtin" {
 			return "built-in digits"
 		}
 		return filepath.Base(r.Data)
-	case 3:
-		return r.Model
 	case 4:
-		return strings.ToUpper(r.Device)
+		return r.Model
 	case 5:
+		return strings.ToUpper(r.Device)
+	case 6:
 		if r.BestAcc < 0 {
 			return "—"
 		}
 		return fmt.Sprintf("%.2f%%, epoch %d", 100*r.BestAcc, r.BestEpoch)
-	case 6:
+	case 7:
 		if r.Updated.IsZero() {
 			return ""
 		}
@@ -114,17 +119,66 @@ func runCell(r trainer.RunInfo, col int) string {
 	return ""
 }
 
+// homeRel writes a path under the home folder as ~/…, shorter in a
+// table.
+func homeRel(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(home, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel == "." {
+			return "~"
+		}
+		return filepath.Join("~", rel)
+	}
+	return p
+}
+
+// shortPath keeps the end of a long path, where the folders that tell
+// runs apart are ("…/yolo/runs"), within about max characters; the whole
+// path shows when the run is chosen.
+func shortPath(p string, max int) string {
+	if len([]rune(p)) <= max {
+		return p
+	}
+	parts := strings.Split(p, string(filepath.Separator))
+	out := parts[len(parts)-1]
+	for i := len(parts) - 2; i > 0 && len([]rune(out))+len([]rune(parts[i]))+3 <= max; i-- {
+		out = parts[i] + string(filepath.Separator) + out
+	}
+	return "…" + string(filepath.Separator) + out
+}
+
 // enter lists the runs again.
 func (v *runsView) enter() { v.reload() }
 
-// reload reads the runs folder in the background.
+// listAll lists the project's runs and those of the run index (index ""
+// none), newest first. The index's problem is told apart: it hides only
+// the runs made elsewhere.
+func listAll(list func(string) ([]trainer.RunInfo, error), project, index string) (runs []trainer.RunInfo, err, indexErr error) {
+	runs, err = list(project)
+	if index == "" {
+		return runs, err, nil
+	}
+	more, indexErr := trainer.ListIndexedRuns(index, runs)
+	runs = append(runs, more...)
+	trainer.SortRuns(runs)
+	return runs, err, indexErr
+}
+
+// reload reads the runs folder and the run index in the background.
 func (v *runsView) reload() {
-	project := v.wz.cfg.Project
-	v.where.SetText("Runs in " + project)
+	project, index := v.wz.cfg.Project, v.wz.deps.RunIndex
+	where := "Runs in " + project
+	if index != "" {
+		where += ", and those gpuwizard train made in other folders"
+	}
+	v.where.SetText(where)
 	v.gen++
 	gen := v.gen
 	v.wz.background(func() {
-		runs, err := v.wz.deps.ListRuns(project)
+		runs, err, indexErr := listAll(v.wz.deps.ListRuns, project, index)
 		v.wz.ui(func() {
 			if gen != v.gen {
 				return
@@ -138,14 +192,19 @@ func (v *runsView) reload() {
 			v.runs, v.sel = runs, -1
 			v.table.UnselectAll()
 			v.table.Refresh()
+			var note string
 			switch {
 			case err != nil:
-				v.note.SetText("The runs folder could not be read: " + err.Error())
+				note = "The runs folder could not be read: " + err.Error()
 			case len(runs) == 0:
-				v.note.SetText("No runs yet: train a model (Dataset → Settings → Train) and it is kept here.")
+				note = "No runs yet: train a model (Dataset → Settings → Train) and it is kept here."
 			default:
-				v.note.SetText(fmt.Sprintf("%d run(s), newest first. Choose one, then Show results, Resume, Train more epochs, Export, Delete or Open folder.", len(runs)))
+				note = fmt.Sprintf("%d run(s), newest first. Choose one, then Show results, Resume, Train more epochs, Export, Delete or Open folder.", len(runs))
 			}
+			if indexErr != nil {
+				note += "\nRuns made in other folders are not listed: " + indexErr.Error()
+			}
+			v.note.SetText(note)
 			for i, r := range runs {
 				if r.Dir == keep {
 					v.table.Select(widget.TableCellID{Row: i, Col: 0})
@@ -163,7 +222,7 @@ func (v *runsView) choose(i int) {
 	}
 	v.sel = i
 	r := v.runs[i]
-	text := r.Name + ": " + r.Status
+	text := r.Name + " (" + r.Dir + "): " + r.Status
 	if r.Err != "" {
 		text += " (" + r.Err + ")"
 	}
@@ -232,7 +291,7 @@ func (wz *wizard) moreEpochs(again func(int)) (*widget.Button, fyne.CanvasObject
 	n.Validator = intValidator("epochs", 1, 10000)
 	b := widget.NewButtonWithIcon("Train more epochs:", theme.ContentAddIcon(), func() {
 		if err := n.Validate(); err != nil {
-			wz.status.SetText(err.Error())
+			wz.fail(err.Error())
 			return
 		}
 		k, _ := strconv.Atoi(strings.TrimSpace(n.Text))

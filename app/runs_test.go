@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,8 +59,8 @@ func TestStoppedRunReopens(t *testing.T) {
 			return train(ctx, cfg, ev, opts)
 		},
 		ExportTo: func(_ fyne.Window, name string, done func(string)) { done(filepath.Join(exports, name)) },
-		Confirm: func(_ fyne.Window, title, msg string, done func(bool)) {
-			asked = title
+		Confirm: func(_ fyne.Window, title, msg, action string, done func(bool)) {
+			asked = title + " " + action
 			done(confirm)
 		},
 	})
@@ -173,6 +174,74 @@ func TestOpenFolderFailureShowsPath(t *testing.T) {
 	loop.do(func() {
 		if wz.lastPathDialog != "/tmp/some run" {
 			t.Errorf("no path offered: %q", wz.lastPathDialog)
+		}
+	})
+}
+
+// Issue 19, 10: the Runs view lists the runs `gpuwizard train` made in
+// other folders (from the run index), with their folder; a damaged index
+// still lists the project's runs and says what is wrong.
+func TestRunsViewListsIndexedRuns(t *testing.T) {
+	root := t.TempDir()
+	index := filepath.Join(root, "config", "gpuwizard", trainer.RunIndexFile)
+	project := filepath.Join(root, "home", "gpuwizard", "runs")
+	mkRun := func(dir string) string {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "args.yaml"), trainer.Defaults().YAML(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	own := mkRun(filepath.Join(project, "train"))
+	cli := mkRun(filepath.Join(root, "work", "yolo", "runs", "train"))
+	for _, d := range []string{own, cli} {
+		if err := trainer.RecordRun(index, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wz, loop := newTestWizard(t, Deps{RunIndex: index})
+	list := func() (dirs []string) {
+		loop.do(func() {
+			wz.cfg.Project = project
+			if wz.inRuns {
+				wz.runs.reload() // Refresh
+			} else {
+				wz.showRuns()
+			}
+		})
+		wz.wg.Wait()
+		loop.do(func() {
+			for _, r := range wz.runs.runs {
+				dirs = append(dirs, r.Dir)
+			}
+		})
+		return dirs
+	}
+	dirs := list()
+	want := []string{own, cli}
+	slices.Sort(dirs)
+	slices.Sort(want)
+	if !slices.Equal(dirs, want) {
+		t.Fatalf("runs %q, want %q, each once", dirs, want)
+	}
+	loop.do(func() {
+		for _, r := range wz.runs.runs {
+			if c := runCell(r, 1); r.Dir == cli && (!strings.HasPrefix(c, "…/") || !strings.HasSuffix(c, "/work/yolo/runs") || len([]rune(c)) > 26) {
+				t.Errorf("folder cell %q, want the end of %q", c, filepath.Dir(cli))
+			}
+		}
+	})
+	if err := os.WriteFile(index, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if dirs := list(); !slices.Equal(dirs, []string{own}) {
+		t.Errorf("with a damaged index: %q, want the project's run", dirs)
+	}
+	loop.do(func() {
+		if !strings.Contains(wz.runs.note.Text, "not listed") || !strings.Contains(wz.runs.note.Text, index) {
+			t.Errorf("note %q: want it to name the index", wz.runs.note.Text)
 		}
 	})
 }

@@ -168,7 +168,7 @@ func (v *settingsView) changed(key string) {
 	c, err := v.read()
 	if v.wz.status.Text != "" {
 		if err != nil {
-			v.wz.status.SetText(err.Error())
+			v.wz.fail(err.Error())
 		} else {
 			v.wz.status.SetText("")
 		}
@@ -371,7 +371,13 @@ func (v *settingsView) leave() error {
 		v.estimate.SetText("")
 		v.estKey = ""
 	}
-	v.wz.cfg = c
+	if c != v.wz.cfg {
+		// Other settings (or another dataset): the run on the Train step
+		// and its results belong to the old ones.
+		v.wz.cfg = c
+		v.wz.result = nil
+		v.wz.train.reset()
+	}
 	if p := v.wz.deps.SettingsFile; p != "" {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
 			atomicfile.Write(atomicfile.OS{}, p, c.YAML()) // best effort: the run does not need it
@@ -492,10 +498,12 @@ func roughDuration(d time.Duration) time.Duration {
 	return d.Round(time.Minute)
 }
 
+// saveYAML writes the settings to a YAML file the user names, and says
+// where it went (or why it could not).
 func (v *settingsView) saveYAML() {
 	c, err := v.read()
 	if err != nil {
-		v.wz.status.SetText(err.Error())
+		v.wz.fail(err.Error())
 		return
 	}
 	if v.wz.deps.SaveFile == nil {
@@ -505,11 +513,11 @@ func (v *settingsView) saveYAML() {
 		if p == "" {
 			return
 		}
-		if err := os.WriteFile(p, c.YAML(), 0o644); err != nil {
-			v.wz.status.SetText("Saving the settings: " + err.Error())
+		if err := atomicfile.Write(atomicfile.OS{}, p, c.YAML()); err != nil {
+			v.wz.fail("The settings were not saved: " + err.Error())
 			return
 		}
-		v.wz.status.SetText("")
+		v.wz.inform("Settings saved to " + p + " (Load settings… reads them back; gpuwizard train --config " + filepath.Base(p) + " trains with them).")
 	})
 }
 
@@ -523,16 +531,17 @@ func (v *settingsView) loadYAML() {
 		}
 		c, err := trainer.LoadConfigFile(p, trainer.Defaults())
 		if err != nil {
-			v.wz.status.SetText(err.Error()) // the line and setting in words, as gpuwizard train --config says it
+			v.wz.fail(err.Error()) // the line and setting in words, as gpuwizard train --config says it
 			return
 		}
 		if err := c.Validate(); err != nil {
-			v.wz.status.SetText(filepath.Base(p) + ": " + strings.TrimPrefix(err.Error(), "trainer: config: "))
+			v.wz.fail(filepath.Base(p) + ": " + strings.TrimPrefix(err.Error(), "trainer: config: "))
 			return
 		}
 		c.Data, c.Project = v.wz.dataArg, v.wz.cfg.Project
 		v.set(c)
 		v.wz.status.SetText("")
 		v.changed("model")
+		v.wz.inform("Settings loaded from " + p + ".")
 	})
 }

@@ -44,9 +44,15 @@ type trainView struct {
 	log      *widget.Label
 	logBox   *container.Scroll
 	logLines []string
-	start    *widget.Button
-	pause    *widget.Button
-	stop     *widget.Button
+	// follow says whether the log keeps its end in view: true until the
+	// user scrolls up, true again once they scroll back to the end. It is
+	// the user's choice, kept from their scrolling, not worked out again
+	// from the geometry at each new line (the box shrinks when a label
+	// above it wraps onto a second line, which is not scrolling up).
+	follow bool
+	start  *widget.Button
+	pause  *widget.Button
+	stop   *widget.Button
 
 	// UI goroutine only
 	last    *trainer.Event // the last step event, for the progress line
@@ -88,6 +94,8 @@ func newTrainView(wz *wizard) *trainView {
 	v.log.Selectable = true
 	v.logBox = container.NewVScroll(v.log)
 	v.logBox.SetMinSize(fyne.NewSize(100, 60))
+	v.follow = true
+	v.logBox.OnScrolled = func(fyne.Position) { v.follow = v.atEnd() }
 	v.start = widget.NewButtonWithIcon("Start training", theme.MediaPlayIcon(), v.begin)
 	v.start.Importance = widget.HighImportance
 	v.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), v.togglePause)
@@ -124,13 +132,52 @@ func (v *trainView) running() bool {
 func (v *trainView) enter() {
 	v.wz.refreshNav()
 	if !v.running() && v.wz.result == nil {
-		v.where.SetText("Ready: " + describe(v.wz.cfg))
-		dev := "Automatic (the GPU when it can be used, else the CPU, with the reason)"
-		if v.wz.cfg.Device == "cpu" {
-			dev = "CPU (chosen in Settings)"
-		}
-		v.device.SetText("Device: " + dev)
+		v.showReady()
 	}
+}
+
+// showReady says what the next run will do and where.
+func (v *trainView) showReady() {
+	v.where.SetText("Ready: " + describe(v.wz.cfg))
+	dev := "Automatic (the GPU when it can be used, else the CPU, with the reason)"
+	switch d := v.wz.cfg.Device; {
+	case d == "cpu":
+		dev = "CPU (chosen in Settings)"
+	case strings.HasPrefix(d, "cuda"):
+		dev = strings.ToUpper(d) + " (chosen in Settings)"
+	}
+	v.device.SetText("Device: " + dev)
+}
+
+// reset clears what the previous run left on the step (its last line,
+// charts, device, progress and log), ready for a run with the current
+// settings. Nothing happens while a run trains.
+func (v *trainView) reset() {
+	if v.running() {
+		return
+	}
+	v.clear()
+	v.showReady()
+}
+
+// clear empties the charts (their x axes to the planned epochs), the
+// progress and the log.
+func (v *trainView) clear() {
+	v.resetCharts(v.wz.cfg.Epochs)
+	v.showGPU(false)
+	v.last, v.gpuSeen = nil, time.Time{}
+	v.setPaused(false)
+	v.progress.SetValue(0)
+	v.clearLog()
+}
+
+// clearLog empties the log and makes it follow its end again.
+func (v *trainView) clearLog() {
+	v.logLines = v.logLines[:0]
+	v.log.SetText("")
+	v.log.Resize(fyne.NewSize(v.logBox.Size().Width, v.log.MinSize().Height))
+	v.logBox.ScrollToTop()
+	v.follow = true
 }
 
 func (v *trainView) leave() error {
@@ -151,7 +198,6 @@ func describe(c trainer.Config) string {
 // has scrolled up to read.
 func (v *trainView) logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
-	atEnd := v.atEnd()
 	v.logLines = append(v.logLines, strings.Split(line, "\n")...)
 	if n := len(v.logLines); n > maxLogLines {
 		v.logLines = append(v.logLines[:0], v.logLines[n-maxLogLines:]...)
@@ -161,7 +207,7 @@ func (v *trainView) logf(format string, args ...any) {
 	// scroll knows how far its end is.
 	w := v.logBox.Size().Width
 	v.log.Resize(fyne.NewSize(w, v.log.MinSize().Height))
-	if atEnd {
+	if v.follow {
 		v.logBox.ScrollToBottom()
 	}
 }
@@ -185,6 +231,7 @@ func (v *trainView) begin() {
 	ctl := &trainer.Control{}
 	opts := wz.resume
 	opts.Control, opts.Probe, opts.Sample = ctl, wz.deps.Probe, wz.deps.Sample
+	opts.RunIndex = wz.deps.RunIndex
 	if opts.Resume == "" {
 		opts.Dataset = wz.dataset // used when the settings still match how it was loaded: no second copy
 	}
@@ -194,23 +241,7 @@ func (v *trainView) begin() {
 	done, ended := v.done, v.ended
 	v.mu.Unlock()
 	wz.result = nil
-	// The charts start empty; a resumed or extended run's EventStart
-	// brings what came before.
-	v.resetCharts(wz.cfg.Epochs)
-	v.last, v.gpuSeen = nil, time.Time{}
-	v.setPaused(false)
-	v.start.Disable()
-	v.pause.Enable()
-	v.stop.Enable()
-	v.progress.SetValue(0)
-	switch {
-	case opts.Resume != "" && opts.Extend > 0:
-		v.logf("Training %s for %d more epoch(s)", opts.Resume, opts.Extend)
-	case opts.Resume != "":
-		v.logf("Resuming %s", opts.Resume)
-	default:
-		v.logf("Starting: %s", describe(wz.cfg))
-	}
+	v.showStart(opts)
 	wz.refreshNav()
 	events := make(chan trainer.Event, 256)
 	cfg := wz.cfg
@@ -254,6 +285,26 @@ func (v *trainView) begin() {
 			}
 		}
 	})
+}
+
+// showStart shows a run starting: the charts and the log empty (a resumed
+// or extended run's EventStart brings the curves that came before), Pause
+// and Stop, and what starts.
+func (v *trainView) showStart(opts trainer.Options) {
+	v.clear()
+	v.start.Disable()
+	v.pause.Enable()
+	v.stop.Enable()
+	v.where.SetText("Starting: reading the dataset and building the model…")
+	v.device.SetText("Device: chosen as the run starts…")
+	switch {
+	case opts.Resume != "" && opts.Extend > 0:
+		v.logf("Training %s for %d more epoch(s)", opts.Resume, opts.Extend)
+	case opts.Resume != "":
+		v.logf("Resuming %s", opts.Resume)
+	default:
+		v.logf("Starting: %s", describe(v.wz.cfg))
+	}
 }
 
 // deviceMiB is the memory of CUDA device dev ("cuda:1") as the check saw

@@ -81,6 +81,8 @@ func newWatchView(ctx context.Context, opts watch.Options, uid int, every time.D
 	v.evidence.TextStyle = fyne.TextStyle{Monospace: true}
 	detail := container.NewBorder(container.NewVBox(v.verdict, v.use), nil, nil, nil,
 		container.NewVScroll(container.NewVBox(v.findings, widget.NewLabelWithStyle("Evidence", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.evidence)))
+	// While nothing trains the message takes the table's place (a table
+	// with no rows is only its header, and the message would sit on it).
 	split := container.NewVSplit(container.NewStack(v.table, v.empty), detail)
 	split.Offset = 0.3
 	v.content = container.NewBorder(container.NewVBox(hint, v.status), nil, nil, nil, split)
@@ -180,13 +182,17 @@ func (v *watchView) listed(cands []watch.Candidate, err error, at time.Time) {
 	switch n {
 	case 0:
 		v.status.SetText("No training running · updated " + at.Format("15:04:05"))
-		v.empty.Show()
 	case 1:
 		v.status.SetText("1 training running · updated " + at.Format("15:04:05"))
-		v.empty.Hide()
 	default:
 		v.status.SetText(fmt.Sprintf("%d trainings running · updated %s", n, at.Format("15:04:05")))
+	}
+	if n == 0 {
+		v.table.Hide()
+		v.empty.Show()
+	} else {
 		v.empty.Hide()
+		v.table.Show()
 	}
 	v.table.Refresh()
 	row := -1

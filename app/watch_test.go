@@ -160,3 +160,31 @@ func TestWatchViewShowsAnEndedProcess(t *testing.T) {
 		}
 	})
 }
+
+// Issue 19, 5: with no training running, the message takes the table's
+// place instead of sitting on its header; the table comes back with rows.
+func TestWatchEmptyStateReplacesTable(t *testing.T) {
+	wz, loop := newTestWizard(t, Deps{Watch: fakeWatch(t), WatchUID: 4321, WatchEvery: 50 * time.Millisecond})
+	wv := wz.watch
+	defer func() {
+		loop.do(wv.stop)
+		wv.wg.Wait()
+		time.Sleep(50 * time.Millisecond)
+		loop.do(func() {})
+	}()
+	loop.do(func() { wz.checkTab.SelectIndex(1) })
+	waitUI(t, loop, "an empty list", func() bool { return strings.HasPrefix(wv.status.Text, "No training running") })
+	loop.do(func() {
+		if wv.table.Visible() || !wv.empty.Visible() {
+			t.Errorf("empty: table shown %v, message shown %v", wv.table.Visible(), wv.empty.Visible())
+		}
+		wv.status.SetText("No training running") // not the time
+		assertImage(t, "watch-empty.png", wz.win.Canvas().Capture())
+		wv.stop()
+		wv.listed([]watch.Candidate{{PID: 4242, Command: "python train.py"}}, nil, time.Now())
+		wv.stop()
+		if !wv.table.Visible() || wv.empty.Visible() {
+			t.Errorf("one training: table shown %v, message shown %v", wv.table.Visible(), wv.empty.Visible())
+		}
+	})
+}

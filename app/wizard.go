@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"image"
 	"sync"
 	"time"
 
@@ -38,12 +39,21 @@ type Deps struct {
 	// ExportTo asks for the name of a new folder (a save dialog); done
 	// gets a path that does not exist yet, or "" when cancelled.
 	ExportTo func(w fyne.Window, name string, done func(string))
-	// Confirm asks a yes/no question (a Fyne dialog in the app).
-	Confirm func(w fyne.Window, title, message string, done func(bool))
+	// Confirm asks before a destructive action (action names it:
+	// "Delete"); done gets true only when the user chose it. In the app a
+	// dialog whose highlighted, focused button is Cancel.
+	Confirm func(w fyne.Window, title, message, action string, done func(bool))
 	// ListRuns lists the runs folder and RunResults reads (or evaluates)
 	// one run's results; nil: the trainer's.
 	ListRuns   func(project string) ([]trainer.RunInfo, error)
 	RunResults func(ctx context.Context, dir string) (*trainer.Result, error)
+	// RunIndex is the index of run folders made anywhere (the command
+	// line's ./runs/NAME): the Runs view lists them beside the project, and
+	// the window's runs are recorded in it ("": neither).
+	RunIndex string
+	// LoadModel loads a trained model (a run's "best") to classify images
+	// with; nil: trainer.LoadPredictor.
+	LoadModel func(path string) (Classifier, error)
 	// SettingsFile keeps the last-used settings ("": not kept).
 	SettingsFile string
 	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
@@ -61,6 +71,13 @@ type Deps struct {
 	UIAsync func(f func())
 }
 
+// Classifier classifies images: a trained model (*trainer.Predictor).
+type Classifier interface {
+	PredictImage(img image.Image, invert string) ([]trainer.Prediction, error)
+}
+
+var _ Classifier = (*trainer.Predictor)(nil)
+
 // step is one page of the wizard: data plus a view. Leave validates and
 // says why the user cannot go on.
 type step struct {
@@ -72,12 +89,13 @@ type step struct {
 
 // wizard holds the window, the steps and what they share.
 type wizard struct {
-	ctx   context.Context
-	deps  Deps
-	app   fyne.App
-	win   fyne.Window
-	steps []*step
-	cur   int
+	ctx     context.Context
+	deps    Deps
+	app     fyne.App
+	win     fyne.Window
+	steps   []*step
+	cur     int
+	reached int // the furthest step shown so far: the crumbs go up to it
 
 	// what the steps decide
 	report  *gpu.Report     // the last check of this machine
@@ -88,7 +106,7 @@ type wizard struct {
 	resume  trainer.Options // set to resume or extend a run
 
 	// widgets
-	crumbs  []*widget.Label
+	crumbs  []*crumb
 	body    *fyne.Container
 	back    *widget.Button
 	next    *widget.Button
@@ -117,6 +135,9 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	}
 	if deps.RunResults == nil {
 		deps.RunResults = trainer.RunResults
+	}
+	if deps.LoadModel == nil {
+		deps.LoadModel = func(path string) (Classifier, error) { return trainer.LoadPredictor(path) }
 	}
 	wz := &wizard{ctx: ctx, deps: deps, app: a, win: w, dataArg: data.Builtin, cfg: trainer.Defaults()}
 	wz.check = newCheckView(ctx, deps.Check)
@@ -151,7 +172,7 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	}
 	crumbs := container.NewHBox()
 	for i, s := range wz.steps {
-		l := widget.NewLabel(fmt.Sprintf("%d %s", i+1, s.Title))
+		l := newCrumb(fmt.Sprintf("%d %s", i+1, s.Title), i, wz.goTo)
 		wz.crumbs = append(wz.crumbs, l)
 		crumbs.Add(l)
 		if i < len(wz.steps)-1 {
@@ -184,11 +205,59 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 func (wz *wizard) goNext() {
 	if s := wz.steps[wz.cur]; s.Leave != nil {
 		if err := s.Leave(); err != nil {
-			wz.status.SetText(err.Error())
+			wz.fail(err.Error())
 			return
 		}
 	}
 	wz.show(wz.cur + 1)
+}
+
+// canGo says whether the crumb of step i leads somewhere now: a step shown
+// before, or Results once there is a run to show; not the step on screen,
+// and nothing while a run trains (the Train step holds the window then).
+func (wz *wizard) canGo(i int) bool {
+	switch {
+	case i < 0 || i >= len(wz.steps) || wz.train.running():
+		return false
+	case i == wz.cur && !wz.inRuns:
+		return false
+	case i == len(wz.steps)-1:
+		return wz.result != nil // Results shows the run: reachable once there is one
+	}
+	return i <= wz.reached
+}
+
+// goTo is a crumb's tap: back to an earlier step at once, as Back does;
+// forward through the Leave of every step on the way (as Next would),
+// stopping on the first step that refuses, with its reason.
+func (wz *wizard) goTo(i int) {
+	if !wz.canGo(i) {
+		return
+	}
+	for k := wz.cur; k < i; k++ {
+		if s := wz.steps[k]; s.Leave != nil {
+			if err := s.Leave(); err != nil {
+				if k != wz.cur || wz.inRuns {
+					wz.show(k)
+				}
+				wz.fail(err.Error())
+				return
+			}
+		}
+	}
+	wz.show(i)
+}
+
+// fail shows in red, beside Back and Next, why the user cannot go on.
+func (wz *wizard) fail(msg string) {
+	wz.status.Importance = widget.DangerImportance
+	wz.status.SetText(msg)
+}
+
+// inform shows in green, in the same place, what was just done.
+func (wz *wizard) inform(msg string) {
+	wz.status.Importance = widget.SuccessImportance
+	wz.status.SetText(msg)
 }
 
 // show switches to step i.
@@ -203,6 +272,7 @@ func (wz *wizard) show(i int) {
 		wz.watch.stop()
 	}
 	wz.cur = i
+	wz.reached = max(wz.reached, i)
 	wz.status.SetText("")
 	wz.markCrumb(i)
 	wz.body.Objects = []fyne.CanvasObject{wz.steps[i].View}
@@ -222,15 +292,10 @@ func (wz *wizard) show(i int) {
 }
 
 // markCrumb highlights step i in the breadcrumbs (-1: none, on the Runs
-// page).
+// page) and makes the steps that can be reached tappable.
 func (wz *wizard) markCrumb(i int) {
-	for k, l := range wz.crumbs {
-		l.TextStyle = fyne.TextStyle{Bold: k == i}
-		l.Importance = widget.LowImportance
-		if k == i {
-			l.Importance = widget.HighImportance
-		}
-		l.Refresh()
+	for k, c := range wz.crumbs {
+		c.set(k == i, wz.canGo(k))
 	}
 }
 
@@ -257,9 +322,11 @@ func (wz *wizard) showRuns() {
 // refreshNav re-applies the navigation rules (after training starts or ends).
 func (wz *wizard) refreshNav() {
 	if wz.inRuns {
+		wz.markCrumb(-1)
 		wz.runs.setButtons()
 		return
 	}
+	wz.markCrumb(wz.cur)
 	if wz.cur == 3 {
 		if wz.train.running() {
 			wz.back.Disable()

@@ -157,7 +157,7 @@ func TestWizardWalkThrough(t *testing.T) {
 	// The Train step after the fake event stream, as a golden image.
 	ui(func() {
 		wz.train.log.SetText("") // the log holds temporary paths
-		test.AssertImageMatches(t, "train-step.png", win.Canvas().Capture())
+		assertImage(t, "train-step.png", win.Canvas().Capture())
 	})
 	ui(func() { test.Tap(wz.next) })
 	wz.wg.Wait()
@@ -241,7 +241,7 @@ func TestLineChartRendering(t *testing.T) {
 	w := test.NewTempWindow(t, c)
 	w.Resize(fyne.NewSize(400, 200))
 	c.Refresh()
-	test.AssertImageMatches(t, "linechart.png", w.Canvas().Capture())
+	assertImage(t, "linechart.png", w.Canvas().Capture())
 	// 500 points in ~340 px are decimated to about one segment per 2 px.
 	r := test.WidgetRenderer(c).(*chartRenderer)
 	shown := 0

@@ -54,6 +54,9 @@ type Env struct {
 	Probe trainer.DeviceProbe
 	// Sample reads NVML while training on CUDA; nil: no proof sampling.
 	Sample trainer.GPUSampler
+	// RunIndex is the file `train` records its run folders in, so that
+	// the window lists them (trainer.DefaultRunIndex); "": not recorded.
+	RunIndex string
 	// Getenv reads the environment (display detection). Nil: os.Getenv.
 	Getenv func(string) string
 	// Executable is this program's path. Empty: os.Executable.
@@ -107,6 +110,9 @@ func Main(ctx context.Context, args []string) int {
 		Color: IsTerminal(os.Stdout), Terminal: IsTerminal(os.Stderr),
 		Columns: func() int { return terminalColumns(os.Stderr) },
 		Probe:   LiveProbe, Sample: LiveSampler(sampler)}
+	if idx, err := trainer.DefaultRunIndex(); err == nil {
+		env.RunIndex = idx // no config folder: the runs are only not listed
+	}
 	return Run(ctx, args, env)
 }
 

@@ -133,7 +133,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 		show(events, env, tf.json)
 	}()
 	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample,
-		Eager: tf.eager || env.getenv("GPUWIZARD_EAGER") == "1"}
+		Eager: tf.eager || env.getenv("GPUWIZARD_EAGER") == "1", RunIndex: env.RunIndex}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "device" && tf.resume != "" {
 			opts.Device = cfg.Device // a resumed run may move to another device

@@ -182,3 +182,30 @@ func TestInputErrorsExit2(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainRecordsRun: `train` records its run folder in the index the
+// window reads (here a temporary one: tests never write to the real
+// config folder), by its absolute path.
+func TestTrainRecordsRun(t *testing.T) {
+	data := t.TempDir()
+	if err := synth.LeftRight(data, 10); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(t.TempDir(), "gpuwizard", trainer.RunIndexFile)
+	work := t.TempDir()
+	t.Chdir(work) // the default project, runs/, is relative to it
+	var out, errb bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errb, RunIndex: index}
+	code := Train(context.Background(), []string{"--epochs", "1", "--model", "mlp", "--image-size", "8", "--data", data, "--json"}, env)
+	if code != ExitOK {
+		t.Fatalf("train: exit %d\n%s", code, errb.String())
+	}
+	want, _ := filepath.EvalSymlinks(filepath.Join(work, "runs", "train"))
+	dirs, err := trainer.IndexedRunDirs(index)
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("index %q (%v): want [%s]", dirs, err, want)
+	}
+	if got, _ := filepath.EvalSymlinks(dirs[0]); got != want || !filepath.IsAbs(dirs[0]) {
+		t.Fatalf("index %q: want [%s], absolute", dirs, want)
+	}
+}

@@ -101,6 +101,11 @@ type Options struct {
 	// capturing the step once in a CUDA graph and replaying it (for
 	// debugging, or to compare).
 	Eager bool
+	// RunIndex, when set, is the index file (DefaultRunIndex) the run
+	// folder is recorded in once it exists, so that the window lists runs
+	// made anywhere; "" records nothing. A failure to record is logged,
+	// never a failure of the run.
+	RunIndex string
 }
 
 // Run trains in the caller's goroutine and reports on events (which the
@@ -222,6 +227,11 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 		return nil, err
 	}
 	r.res.RunDir = r.dir
+	if idx := r.opts.RunIndex; idx != "" {
+		if err := RecordRun(idx, r.dir); err != nil {
+			em.send(ctx, Event{Kind: EventLog, Message: "note: the window's Runs view will not list this run: " + err.Error()})
+		}
+	}
 	if r.ck != nil {
 		if err := r.restore(); err != nil {
 			return r.res, err

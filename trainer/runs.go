@@ -136,13 +136,18 @@ func ListRuns(project string) ([]RunInfo, error) {
 		}
 		out = append(out, ri)
 	}
+	sortRuns(out)
+	return out, nil
+}
+
+// sortRuns orders runs newest first, then by name.
+func sortRuns(out []RunInfo) {
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Updated.Equal(out[j].Updated) {
 			return out[i].Updated.After(out[j].Updated)
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
 }
 
 // ReadRun reads a run folder's state without loading its model.
