@@ -46,34 +46,48 @@ type Lint struct {
 	Problems []Problem                 `json:"problems"`
 	// problems beyond this many of one kind are counted, not listed
 	dropped map[string]int
+	listed  map[string]int // problems listed, per kind
 }
 
 const maxPerKind = 20
 
 func newLint(format string) *Lint {
-	return &Lint{Format: format, Counts: map[string]map[string]int{}, Images: map[string]int{}, dropped: map[string]int{}}
+	return &Lint{Format: format, Counts: map[string]map[string]int{}, Images: map[string]int{}, dropped: map[string]int{}, listed: map[string]int{}}
+}
+
+// problemKind is what problems of one kind share: the severity and the
+// message up to its first number or quote.
+func problemKind(severity, message string) string {
+	if i := strings.IndexAny(message, "0123456789\""); i >= 0 {
+		message = message[:i]
+	}
+	return severity + message
 }
 
 func (l *Lint) add(p Problem) {
-	kind := p.Severity + p.Message
-	if i := strings.IndexAny(kind, "0123456789\""); i > 0 {
-		kind = kind[:i]
+	kind := problemKind(p.Severity, p.Message)
+	if l.listed == nil {
+		l.listed, l.dropped = map[string]int{}, map[string]int{}
 	}
-	n := 0
-	for _, q := range l.Problems {
-		k := q.Severity + q.Message
-		if i := strings.IndexAny(k, "0123456789\""); i > 0 {
-			k = k[:i]
-		}
-		if k == kind {
-			n++
-		}
-	}
-	if n >= maxPerKind {
+	if l.listed[kind] >= maxPerKind {
 		l.dropped[kind]++
 		return
 	}
+	l.listed[kind]++
 	l.Problems = append(l.Problems, p)
+}
+
+// full says whether problems of this kind (see problemKind) are only
+// counted now, so a caller with many of them can skip writing each
+// message: it calls drop instead of add.
+func (l *Lint) full(kind string) bool { return l.listed[kind] >= maxPerKind }
+
+// drop counts n problems of a kind that is full.
+func (l *Lint) drop(kind string, n int) {
+	if l.dropped == nil {
+		l.dropped = map[string]int{}
+	}
+	l.dropped[kind] += n
 }
 
 func (l *Lint) size(w, h int) {
