@@ -1,6 +1,8 @@
 package data
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,6 +150,12 @@ func FuzzParseIDX(f *testing.F) {
 			if n != len(px) {
 				t.Fatalf("dims %v but %d bytes", dims, len(px))
 			}
+		}
+		// Read once from a stream (grown as it comes) or twice from bytes
+		// (counted, then read into one buffer): the same answer.
+		once, err2 := readIDX("f", struct{ io.Reader }{bytes.NewReader(b)}, &idxBudget{limit: MaxDatasetBytes})
+		if (err == nil) != (err2 == nil) || !bytes.Equal(px, once.payload) {
+			t.Fatalf("bytes: %v, stream: %v", err, err2)
 		}
 		LoadIDXPair("i", b, "l", b, 10)
 		budget(t, len(b), start)
