@@ -81,7 +81,7 @@ func TestTIFFOffsetsDoNotAllocate(t *testing.T) {
 	raw := []byte("II*\x00\xff\xff\xff\x7f")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := decodeChecked(bytes.NewReader(raw), MaxImagePixels, nil, func(image.Image) {})
+	_, err := decodeChecked(bytes.NewReader(raw), defaultImageLimits(), nil, func(image.Image) {})
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		t.Fatal("a TIFF without an IFD decoded")
@@ -359,8 +359,8 @@ func TestYOLOLintErrors(t *testing.T) {
 	}
 }
 
-func TestPixelBudgetBoundsConcurrentDecoding(t *testing.T) {
-	b := newPixelBudget(100)
+func TestDecodeBudgetBoundsConcurrentDecoding(t *testing.T) {
+	b := newDecodeBudget(100)
 	var used, peak atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 40; i++ {
@@ -382,6 +382,6 @@ func TestPixelBudgetBoundsConcurrentDecoding(t *testing.T) {
 	}
 	inTime(t, 10*time.Second, "the budget", wg.Wait)
 	if peak.Load() > 100 || peak.Load() == 0 {
-		t.Fatalf("peak %d pixels in flight, budget 100", peak.Load())
+		t.Fatalf("peak %d bytes in flight, budget 100", peak.Load())
 	}
 }
