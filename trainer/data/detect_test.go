@@ -120,7 +120,7 @@ func TestCOCOLint(t *testing.T) {
 		}
 	}
 	_, err = LintCOCO("bad.json", []byte("{\n\"images\": [\n{\"id\": \"one\"}]}"), false)
-	if err == nil || !strings.Contains(err.Error(), "bad.json:3") || !strings.Contains(err.Error(), "images.id") {
+	if err == nil || !strings.Contains(err.Error(), "bad.json:3") || !strings.Contains(err.Error(), `images[0]: field "id" must be a number, not a string`) {
 		t.Errorf("type error: %v", err)
 	}
 	_, err = LintCOCO("bad.json", []byte("{\n\"images\": [\n"), false)
