@@ -99,7 +99,14 @@ func stratify(train *Split, classes int, frac float64, seed int64) ([]int, []int
 	if frac <= 0 || frac >= 1 {
 		return nil, nil, fmt.Errorf("%w: val_split %.3g: must be between 0 and 1 (0.1 keeps 10%% for validation)", ErrData, frac)
 	}
+	counts := make([]int, classes)
+	for _, y := range train.Labels {
+		counts[y]++
+	}
 	byClass := make([][]int, classes)
+	for c, n := range counts {
+		byClass[c] = make([]int, 0, n)
+	}
 	for i, y := range train.Labels {
 		byClass[y] = append(byClass[y], i)
 	}

@@ -134,8 +134,9 @@ func sourceName(path string) string {
 
 // lintSameImages warns about identical images (the same pixels) with
 // different labels in a fixed-size dataset (IDX, CIFAR-10). It sorts the
-// images' hashes (16 bytes an image) instead of keeping a map of them, and
-// writes the first maxPerKind warnings of each split only.
+// images' hashes (16 bytes an image) instead of keeping a map of them,
+// notes each image's first copy (4 bytes), and writes the first maxPerKind
+// warnings of each split only.
 func lintSameImages(d *Dataset) {
 	size := d.ImageSize()
 	parts := []struct {
@@ -146,7 +147,11 @@ func lintSameImages(d *Dataset) {
 		hash uint64
 		at   int // train images first, then test
 	}
-	var es []entry
+	n := d.Train.Len()
+	if d.Test != nil {
+		n += d.Test.Len()
+	}
+	es := make([]entry, 0, n)
 	image := func(at int) (string, int, *Split) {
 		if at < d.Train.Len() {
 			return "train", at, d.Train
@@ -163,19 +168,22 @@ func lintSameImages(d *Dataset) {
 		}
 	}
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.at, b.at)) })
-	type pair struct{ later, first int }
-	var same []pair
+	// first[i] is the first image with image i's hash, when that is another.
+	first := make([]int32, n)
 	for i := 0; i < len(es); {
 		j := i + 1
+		first[es[i].at] = -1
 		for ; j < len(es) && es[j].hash == es[i].hash; j++ {
-			same = append(same, pair{es[j].at, es[i].at})
+			first[es[j].at] = int32(es[i].at)
 		}
 		i = j
 	}
-	slices.SortFunc(same, func(a, b pair) int { return cmp.Compare(a.later, b.later) })
-	for _, p := range same {
-		sp, i, s := image(p.later)
-		fp, fi, fs := image(p.first)
+	for at, f := range first {
+		if f < 0 {
+			continue
+		}
+		sp, i, s := image(at)
+		fp, fi, fs := image(int(f))
 		y, fy := s.Labels[i], fs.Labels[fi]
 		if y == fy || int(y) >= len(d.Classes) || int(fy) >= len(d.Classes) || !bytes.Equal(s.Pixels[i*size:(i+1)*size], fs.Pixels[fi*size:(fi+1)*size]) {
 			continue
