@@ -195,6 +195,9 @@ func run(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, e
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	r.ds = ds
+	if err := ds.CheckBatch(r.cfg.Batch); err != nil { // the float32 batches count against the dataset's memory
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
 	spec, err := r.spec()
 	if err != nil {
 		return nil, err

@@ -66,16 +66,55 @@ func (d *Dataset) Counts(s *Split) []int {
 
 // StratifiedSplit moves a seeded, per-class fraction of train into a new
 // validation split (at least one image of every class with two or more).
+// train is left as it is; the splits returned share a copy of it.
 func StratifiedSplit(train *Split, classes int, frac float64, seed int64, size int) (*Split, *Split, error) {
+	c := &Split{Pixels: append([]uint8(nil), train.Pixels...), Labels: append([]int32(nil), train.Labels...)}
+	if train.Files != nil {
+		c.Files = append([]string(nil), train.Files...)
+	}
+	return splitInPlace(c, classes, frac, seed, size)
+}
+
+// splitInPlace is StratifiedSplit without a copy: it reorders train's
+// images in place (the training images, then the validation ones, each in
+// their original order) and returns two splits that share its storage, so
+// a dataset is never held twice. train must not be used afterwards.
+func splitInPlace(train *Split, classes int, frac float64, seed int64, size int) (*Split, *Split, error) {
+	trainIdx, valIdx, err := stratify(train, classes, frac, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	order := append(trainIdx, valIdx...)
+	permute(train, order, size)
+	n, k := train.Len(), len(trainIdx)
+	tr := &Split{Pixels: train.Pixels[: k*size : k*size], Labels: train.Labels[:k:k]}
+	va := &Split{Pixels: train.Pixels[k*size : n*size : n*size], Labels: train.Labels[k:n:n]}
+	if train.Files != nil {
+		tr.Files, va.Files = train.Files[:k:k], train.Files[k:n:n]
+	}
+	return tr, va, nil
+}
+
+// stratify draws the validation images of each class: the indices to train
+// on and to validate on, each sorted.
+func stratify(train *Split, classes int, frac float64, seed int64) ([]int, []int, error) {
 	if frac <= 0 || frac >= 1 {
 		return nil, nil, fmt.Errorf("%w: val_split %.3g: must be between 0 and 1 (0.1 keeps 10%% for validation)", ErrData, frac)
 	}
+	counts := make([]int, classes)
+	for _, y := range train.Labels {
+		counts[y]++
+	}
 	byClass := make([][]int, classes)
+	for c, n := range counts {
+		byClass[c] = make([]int, 0, n)
+	}
 	for i, y := range train.Labels {
 		byClass[y] = append(byClass[y], i)
 	}
 	rng := rand.New(rand.NewSource(seed))
-	var valIdx, trainIdx []int
+	valIdx := make([]int, 0, int(float64(train.Len())*frac)+classes)
+	trainIdx := make([]int, 0, train.Len())
 	for _, idx := range byClass {
 		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 		if len(idx) == 0 {
@@ -96,19 +135,42 @@ func StratifiedSplit(train *Split, classes int, frac float64, seed int64, size i
 	if len(valIdx) == 0 {
 		return nil, nil, fmt.Errorf("%w: %s, no class with two or more: too few to keep any for validation: add images, or give a val folder", ErrData, plural.Count(train.Len(), "training image"))
 	}
-	return subset(train, trainIdx, size), subset(train, valIdx, size), nil
+	return trainIdx, valIdx, nil
 }
 
-func subset(s *Split, idx []int, size int) *Split {
-	out := &Split{Pixels: make([]uint8, 0, len(idx)*size), Labels: make([]int32, 0, len(idx))}
-	for _, i := range idx {
-		out.Pixels = append(out.Pixels, s.Pixels[i*size:(i+1)*size]...)
-		out.Labels = append(out.Labels, s.Labels[i])
-		if s.Files != nil {
-			out.Files = append(out.Files, s.Files[i])
+// permute reorders s in place so that its image p is the image order[p]
+// was, following each cycle of the permutation with one image of spare
+// room. order is a permutation of 0..s.Len()-1 and is consumed.
+func permute(s *Split, order []int, size int) {
+	spare := make([]uint8, size)
+	for start := range order {
+		if order[start] < 0 || order[start] == start {
+			continue
 		}
+		copy(spare, s.Pixels[start*size:(start+1)*size])
+		label := s.Labels[start]
+		var file string
+		if s.Files != nil {
+			file = s.Files[start]
+		}
+		p := start
+		for order[p] != start {
+			q := order[p]
+			copy(s.Pixels[p*size:(p+1)*size], s.Pixels[q*size:(q+1)*size])
+			s.Labels[p] = s.Labels[q]
+			if s.Files != nil {
+				s.Files[p] = s.Files[q]
+			}
+			order[p] = -1
+			p = q
+		}
+		copy(s.Pixels[p*size:(p+1)*size], spare)
+		s.Labels[p] = label
+		if s.Files != nil {
+			s.Files[p] = file
+		}
+		order[p] = -1
 	}
-	return out
 }
 
 // Batcher draws batches of float32 inputs (pixels / 255) and one-hot

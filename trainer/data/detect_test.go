@@ -1,6 +1,8 @@
 package data
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +120,7 @@ func TestCOCOLint(t *testing.T) {
 		}
 	}
 	_, err = LintCOCO("bad.json", []byte("{\n\"images\": [\n{\"id\": \"one\"}]}"), false)
-	if err == nil || !strings.Contains(err.Error(), "bad.json:3") || !strings.Contains(err.Error(), "images.id") {
+	if err == nil || !strings.Contains(err.Error(), "bad.json:3") || !strings.Contains(err.Error(), `images[0]: field "id" must be a number, not a string`) {
 		t.Errorf("type error: %v", err)
 	}
 	_, err = LintCOCO("bad.json", []byte("{\n\"images\": [\n"), false)
@@ -148,6 +150,12 @@ func FuzzParseIDX(f *testing.F) {
 			if n != len(px) {
 				t.Fatalf("dims %v but %d bytes", dims, len(px))
 			}
+		}
+		// Read once from a stream (grown as it comes) or twice from bytes
+		// (counted, then read into one buffer): the same answer.
+		once, err2 := readIDX("f", struct{ io.Reader }{bytes.NewReader(b)}, &idxBudget{limit: MaxDatasetBytes})
+		if (err == nil) != (err2 == nil) || !bytes.Equal(px, once.payload) {
+			t.Fatalf("bytes: %v, stream: %v", err, err2)
 		}
 		LoadIDXPair("i", b, "l", b, 10)
 		budget(t, len(b), start)

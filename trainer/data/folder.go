@@ -3,7 +3,6 @@ package data
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"image"
 	_ "image/gif"  // register GIF
 	_ "image/jpeg" // register JPEG
@@ -12,15 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"gpuwizard/internal/safefile"
 
-	_ "golang.org/x/image/bmp" // register BMP
-	"golang.org/x/image/draw"
+	_ "golang.org/x/image/bmp"  // register BMP
 	_ "golang.org/x/image/tiff" // register TIFF
 	_ "golang.org/x/image/webp" // register WebP
 )
@@ -39,7 +35,7 @@ type folderImage struct {
 // or under train/val[/test].
 func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	lint := newLint("imagefolder")
-	ls, err := listFolder(root, lint)
+	ls, err := listClassFolders(root, lint)
 	if err != nil {
 		return nil, err
 	}
@@ -69,84 +65,20 @@ func loadImageFolder(root string, opt Options) (*Dataset, error) {
 	if size == 0 {
 		size, sizeNote = autoFolderSize(files)
 	}
-	if need := int64(len(files)) * 3 * int64(size) * int64(size); need > MaxDatasetBytes {
-		return nil, fmt.Errorf("%w: %s: %d images at %dx%d take %s as 8-bit pixels, more than the %s a dataset may take in memory: lower image_size or train on a subset",
-			ErrData, root, len(files), size, size, safefile.Size(need), safefile.Size(MaxDatasetBytes))
-	}
-	// Decode in parallel, keeping file order; the pixel budget bounds how
-	// much is being decoded at once.
-	out := make([]decoded, len(files))
-	budget := newPixelBudget(MaxDecodingPixels)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = decodeFile(files[i].path, size, budget)
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-
-	allGrey := !opt.Grey
-	for _, o := range out {
-		if o.err == nil && !o.grey {
-			allGrey = false
-		}
-	}
 	channels := 3
-	if opt.Grey || allGrey {
+	if opt.Grey {
 		channels = 1
 	}
-	plane := size * size
-	splits := map[string]*Split{}
-	seenHash := map[uint64]folderImage{}
-	perClass := map[string]map[string]int{}
-	for i, f := range files {
-		o := out[i]
-		out[i].px = nil // the split keeps its own copy
-		if o.err != nil {
-			lint.add(imageProblem(f.path, o.err))
-			continue
-		}
-		lint.size(o.w, o.h)
-		if prev, ok := seenHash[o.hash]; ok {
-			if prev.class != f.class {
-				lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image (same content) is in class %q as %s: one of the two labels is wrong", prev.class, prev.path),
-					Fix: "keep the image in the class it belongs to and delete the other copy"})
-			} else if prev.split != f.split {
-				lint.add(Problem{Severity: LintWarning, File: f.path, Message: fmt.Sprintf("the same image is in %s as %s: validation scores will be too optimistic", prev.split, prev.path),
-					Fix: "keep each image in one split only"})
-			}
-		} else {
-			seenHash[o.hash] = f
-		}
-		s := splits[f.split]
-		if s == nil {
-			s = &Split{}
-			splits[f.split] = s
-		}
-		if channels == 1 {
-			for k := 0; k < plane; k++ {
-				r, g, b := int(o.px[k]), int(o.px[plane+k]), int(o.px[2*plane+k])
-				s.Pixels = append(s.Pixels, uint8((299*r+587*g+114*b+500)/1000))
-			}
-		} else {
-			s.Pixels = append(s.Pixels, o.px...)
-		}
-		s.Labels = append(s.Labels, classIdx[f.class])
-		s.Files = append(s.Files, f.path)
-		if perClass[f.split] == nil {
-			perClass[f.split] = map[string]int{}
-		}
-		perClass[f.split][f.class]++
+	need := folderNeed(files, channels, size, opt.maxBytes())
+	if !need.fits() {
+		return nil, folderTooBig(root, files, channels, size, need)
 	}
+	px := make([]uint8, len(files)*channels*size*size)
+	out := decodeFolder(files, size, channels, px)
+	if channels == 3 && allGrey(out) {
+		channels = 1
+	}
+	splits, perClass := assembleFolder(files, out, px, folderLayout{size, channels, need}, classIdx, lint)
 	for _, c := range classes {
 		if n := perClass["train"][c]; n == 1 {
 			lint.add(Problem{Severity: LintWarning, File: filepath.Join(root, c), Message: fmt.Sprintf("class %q has only one training image", c),
@@ -179,13 +111,13 @@ type folderListing struct {
 	root      *safefile.Root
 }
 
-// listFolder finds the class folders (under root, or under its train/val/
+// listClassFolders finds the class folders (under root, or under its train/val/
 // test folders) and their images. Folders whose names start with "." are
 // skipped with a warning (they are hidden: .ipynb_checkpoints is not a
 // class); links to folders are class folders when they stay inside root,
 // and skipped with a warning when they lead out of it; so are links to
 // images that lead out of it, and dangling links.
-func listFolder(root string, lint *Lint) (*folderListing, error) {
+func listClassFolders(root string, lint *Lint) (*folderListing, error) {
 	r, err := safefile.NewRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrData, err)
@@ -284,44 +216,11 @@ func (ls *folderListing) scan(split, dir string, classes []string, lint *Lint) e
 	return nil
 }
 
-// decoded is one image of a folder dataset, resized.
-type decoded struct {
-	px   []uint8 // size×size×3, planar
-	grey bool
-	w, h int
-	hash uint64 // of the file's bytes
-	err  error
-}
-
-// decodeFile reads one image: a regular file, hashed as it is read, whose
-// header is checked against MaxImagePixels before it is decoded within the
-// budget, then resized to size×size.
-func decodeFile(path string, size int, budget *pixelBudget) decoded {
-	var o decoded
-	f, err := openImage(path)
-	if err != nil {
-		o.err = err
-		return o
-	}
-	defer f.Close()
-	h := fnv.New64a()
-	if _, err := io.Copy(h, f); err != nil {
-		o.err = err
-		return o
-	}
-	o.hash = h.Sum64()
-	c, err := decodeChecked(f, MaxImagePixels, budget, func(img image.Image) { o.px, o.grey = resizePlanar(img, size) })
-	o.w, o.h = c.Width, c.Height
-	o.err = err
-	return o
-}
-
 // imageProblem is the lint warning for an image that was skipped.
 func imageProblem(path string, err error) Problem {
 	switch {
 	case errors.Is(err, ErrImageTooLarge):
-		return Problem{Severity: LintWarning, File: path, Message: "skipped without decoding: " + err.Error(),
-			Fix: fmt.Sprintf("shrink it below %d megapixels, or delete it", MaxImagePixels/1_000_000)}
+		return Problem{Severity: LintWarning, File: path, Message: "skipped without decoding: " + err.Error(), Fix: tooLargeFix(err)}
 	case errors.Is(err, safefile.ErrNotRegular):
 		return Problem{Severity: LintWarning, File: path, Message: "skipped: " + err.Error(),
 			Fix: "put the image file itself there, or delete the entry"}
@@ -334,24 +233,6 @@ func imageProblem(path string, err error) Problem {
 	}
 	return Problem{Severity: LintWarning, File: path, Message: "corrupt or unreadable image, skipped: " + err.Error(),
 		Fix: "delete or replace the file"}
-}
-
-// resizePlanar scales an image to size×size RGB, planar (R plane, G, B),
-// and says whether it is grey.
-func resizePlanar(img image.Image, size int) ([]uint8, bool) {
-	dst := image.NewRGBA(image.Rect(0, 0, size, size))
-	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, img.Bounds(), draw.Src, nil)
-	plane := size * size
-	px := make([]uint8, 3*plane)
-	grey := true
-	for k := 0; k < plane; k++ {
-		r, g, b := dst.Pix[4*k], dst.Pix[4*k+1], dst.Pix[4*k+2]
-		px[k], px[plane+k], px[2*plane+k] = r, g, b
-		if r != g || g != b {
-			grey = false
-		}
-	}
-	return px, grey
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -81,7 +81,7 @@ func TestTIFFOffsetsDoNotAllocate(t *testing.T) {
 	raw := []byte("II*\x00\xff\xff\xff\x7f")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := decodeChecked(bytes.NewReader(raw), MaxImagePixels, nil, func(image.Image) {})
+	_, err := decodeChecked(bytes.NewReader(raw), defaultImageLimits(), nil, func(image.Image) {})
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		t.Fatal("a TIFF without an IFD decoded")
@@ -195,7 +195,7 @@ func TestGzipBombIDX(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "train-images-idx3-ubyte.gz"), gz(idxBytes([]int{3000000, 1000, 1000}, nil)), 0o644)
 	os.WriteFile(filepath.Join(dir, "train-labels-idx1-ubyte.gz"), gz(idxBytes([]int{3000000}, nil)), 0o644)
 	_, err = Load(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), "train-images-idx3-ubyte.gz: the header declares 3000000×1000×1000 (2.73 TiB of data), more than the 2 GiB a dataset may take in memory") {
+	if err == nil || !strings.Contains(err.Error(), "train-images-idx3-ubyte.gz: the header declares 3000000×1000×1000 (2.73 TiB of data): with labels and records the dataset would take 2.73 TiB in memory, more than the 2 GiB a dataset may take: the header is corrupt, or train on a subset (at most 2147 images of 1000x1000 fit)") {
 		t.Fatalf("huge dimensions: %v", err)
 	}
 	_, _, err = ParseIDX("f", gz(idxBytes([]int{1, 30000, 30000}, nil)))
@@ -359,8 +359,8 @@ func TestYOLOLintErrors(t *testing.T) {
 	}
 }
 
-func TestPixelBudgetBoundsConcurrentDecoding(t *testing.T) {
-	b := newPixelBudget(100)
+func TestDecodeBudgetBoundsConcurrentDecoding(t *testing.T) {
+	b := newDecodeBudget(100)
 	var used, peak atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < 40; i++ {
@@ -382,6 +382,6 @@ func TestPixelBudgetBoundsConcurrentDecoding(t *testing.T) {
 	}
 	inTime(t, 10*time.Second, "the budget", wg.Wait)
 	if peak.Load() > 100 || peak.Load() == 0 {
-		t.Fatalf("peak %d pixels in flight, budget 100", peak.Load())
+		t.Fatalf("peak %d bytes in flight, budget 100", peak.Load())
 	}
 }

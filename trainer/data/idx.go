@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,9 +25,140 @@ func ParseIDX(name string, raw []byte) (dims []int, payload []byte, err error) {
 // ReadIDX reads an IDX stream (the MNIST format): images (magic 0x803) or
 // labels (0x801), raw or gzip (detected from the bytes). The header is read
 // and checked first (at most MaxImagePixels per image and MaxDatasetBytes
-// in all); then exactly the bytes it declares are read, so a gzip bomb
-// inflates no further than its header allows. name is used in errors.
+// in all), before anything is allocated; then exactly the bytes it
+// declares are read, so a gzip bomb inflates no further than its header
+// allows. A gzip stream that r can rewind (a file, bytes) is inflated
+// twice: once to count its bytes, so that a header that promises more
+// than the stream holds costs no memory, then into the one buffer
+// returned. name is used in errors.
 func ReadIDX(name string, r io.Reader) (dims []int, payload []byte, err error) {
+	f, err := readIDX(name, r, &idxBudget{limit: MaxDatasetBytes})
+	return f.dims, f.payload, err
+}
+
+// idxFile is a read IDX file.
+type idxFile struct {
+	dims     []int
+	payload  []byte
+	trailing bool // the stream holds more than its header declares (not read)
+}
+
+// idxBudget is the memory the IDX files of a dataset may take: each file's
+// bytes, and perItem for each of its items (the first dimension) on top.
+type idxBudget struct {
+	limit, used, perItem int64
+	// labelsOf, for a labels file, is its images file and their number:
+	// its bytes are counted with them, and it must have as many.
+	labelsOf string
+	images   int
+}
+
+// idxHeader is an IDX header: its dimensions, the bytes of data they
+// declare (saturating above MaxDatasetBytes) and its own length.
+type idxHeader struct {
+	dims  []int
+	total int64
+	head  int64
+}
+
+// idxStream rewinds r when it can (rewind) and returns the stream of IDX
+// bytes: r itself, or its gzip inflation.
+func idxStream(name string, r io.Reader, rewind bool) (io.Reader, bool, func(), error) {
+	if rewind {
+		if _, err := r.(io.Seeker).Seek(0, io.SeekStart); err != nil {
+			return nil, false, nil, fmt.Errorf("%w: %s: %w", ErrData, name, err)
+		}
+	}
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("%w: %s: not a valid gzip file: %w", ErrData, name, err)
+		}
+		return zr, true, func() { zr.Close() }, nil
+	}
+	return br, false, func() {}, nil
+}
+
+// gzipBroken is the error for a gzip stream that ends early: truncated or
+// damaged; which one, err says.
+func gzipBroken(name, where string, n int64, err error) error {
+	return fmt.Errorf("%w: %s: the gzip stream is truncated or damaged in the %s, after %d bytes (%w): download the file again", ErrData, name, where, n, err)
+}
+
+// readIDXHeader reads and checks the header: magic, dimensions, and at
+// most MaxImagePixels an image.
+func readIDXHeader(name string, src io.Reader, zipped bool) (idxHeader, error) {
+	var magic [4]byte
+	if n, err := io.ReadFull(src, magic[:]); err != nil {
+		if zipped {
+			return idxHeader{}, gzipBroken(name, "header", int64(n), err)
+		}
+		return idxHeader{}, fmt.Errorf("%w: %s: %d bytes is too short for an IDX header", ErrData, name, n)
+	}
+	if magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08 {
+		return idxHeader{}, fmt.Errorf("%w: %s: not an IDX file of unsigned bytes (magic %x)", ErrData, name, magic[:])
+	}
+	nd := int(magic[3])
+	if nd < 1 || nd > 4 {
+		return idxHeader{}, fmt.Errorf("%w: %s: IDX header with %d dimensions is wrong (1 to 4)", ErrData, name, nd)
+	}
+	raw := make([]byte, 4*nd)
+	if n, err := io.ReadFull(src, raw); err != nil {
+		if zipped {
+			return idxHeader{}, gzipBroken(name, "header", int64(4+n), err)
+		}
+		return idxHeader{}, fmt.Errorf("%w: %s: IDX header with %d dimensions is truncated", ErrData, name, nd)
+	}
+	h := idxHeader{total: 1, head: int64(4 + 4*nd)}
+	for i := 0; i < nd; i++ {
+		d := int64(binary.BigEndian.Uint32(raw[4*i:]))
+		if d == 0 {
+			return idxHeader{}, fmt.Errorf("%w: %s: dimension %d is 0: the header is corrupt", ErrData, name, i)
+		}
+		h.dims = append(h.dims, int(d))
+		if h.total <= MaxDatasetBytes { // d < 2³², so this never overflows
+			h.total *= d
+		}
+	}
+	if nd == 3 && int64(h.dims[1])*int64(h.dims[2]) > MaxImagePixels {
+		return idxHeader{}, fmt.Errorf("%w: %s: the header declares images of %dx%d pixels, more than the %d Mpx an image may have: the header is corrupt or this is not an MNIST-style file",
+			ErrData, name, h.dims[2], h.dims[1], MaxImagePixels/1_000_000)
+	}
+	return h, nil
+}
+
+// charge counts a file of header h against the budget, or says how much
+// the dataset would take and what fits.
+func (b *idxBudget) charge(name string, h idxHeader) error {
+	cost := h.total + mulSat(int64(h.dims[0]), b.perItem)
+	if b.labelsOf != "" {
+		if h.dims[0] != b.images {
+			return fmt.Errorf("%w: %s has %d images but %s has %d labels: the files do not belong together", ErrData, b.labelsOf, b.images, name, h.dims[0])
+		}
+		return nil
+	}
+	if h.total <= MaxDatasetBytes && b.used+cost <= b.limit {
+		b.used += cost
+		return nil
+	}
+	with := "with labels and records"
+	if b.used > 0 {
+		with += fmt.Sprintf(" and the files read before it (%s)", bytesWords(b.used))
+	}
+	fit := ""
+	if len(h.dims) == 3 && b.limit > b.used {
+		if n := (b.limit - b.used) / (int64(h.dims[1])*int64(h.dims[2]) + b.perItem); n > 0 {
+			fit = fmt.Sprintf(" (at most %d images of %dx%d fit)", n, h.dims[2], h.dims[1])
+		}
+	}
+	need := float64(b.used) + dimsBytes(h.dims) + float64(h.dims[0])*float64(b.perItem)
+	return fmt.Errorf("%w: %s: the header declares %s (%s of data): %s the dataset would take %s in memory, more than the %s a dataset may take: the header is corrupt, or train on a subset%s",
+		ErrData, name, dimsString(h.dims), bigSize(h.dims), with, floatSize(need), bytesWords(b.limit), fit)
+}
+
+// readIDX is ReadIDX within a budget.
+func readIDX(name string, r io.Reader, b *idxBudget) (idxFile, error) {
 	size := int64(-1) // the raw bytes available, when r says
 	switch v := r.(type) {
 	case interface{ Len() int }:
@@ -36,103 +168,102 @@ func ReadIDX(name string, r io.Reader) (dims []int, payload []byte, err error) {
 			size = st.Size()
 		}
 	}
-	br := bufio.NewReader(r)
-	src := io.Reader(br)
-	zipped := false
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: not a valid gzip file: %w", ErrData, name, err)
-		}
-		defer zr.Close()
-		src, zipped = zr, true
-	}
-	// A gzip stream that ends early is truncated or damaged; which one,
-	// the error says.
-	broken := func(where string, n int64, err error) error {
-		return fmt.Errorf("%w: %s: the gzip stream is truncated or damaged in the %s, after %d bytes (%w): download the file again", ErrData, name, where, n, err)
-	}
-	var magic [4]byte
-	if n, err := io.ReadFull(src, magic[:]); err != nil {
-		if zipped {
-			return nil, nil, broken("header", int64(n), err)
-		}
-		return nil, nil, fmt.Errorf("%w: %s: %d bytes is too short for an IDX header", ErrData, name, n)
-	}
-	if magic[0] != 0 || magic[1] != 0 || magic[2] != 0x08 {
-		return nil, nil, fmt.Errorf("%w: %s: not an IDX file of unsigned bytes (magic %x)", ErrData, name, magic[:])
-	}
-	nd := int(magic[3])
-	if nd < 1 || nd > 4 {
-		return nil, nil, fmt.Errorf("%w: %s: IDX header with %d dimensions is wrong (1 to 4)", ErrData, name, nd)
-	}
-	raw := make([]byte, 4*nd)
-	if n, err := io.ReadFull(src, raw); err != nil {
-		if zipped {
-			return nil, nil, broken("header", int64(4+n), err)
-		}
-		return nil, nil, fmt.Errorf("%w: %s: IDX header with %d dimensions is truncated", ErrData, name, nd)
-	}
-	total := int64(1)
-	for i := 0; i < nd; i++ {
-		d := int64(binary.BigEndian.Uint32(raw[4*i:]))
-		if d == 0 {
-			return nil, nil, fmt.Errorf("%w: %s: dimension %d is 0: the header is corrupt", ErrData, name, i)
-		}
-		dims = append(dims, int(d))
-		if total <= MaxDatasetBytes { // d < 2³², so this never overflows
-			total *= d
-		}
-	}
-	if nd == 3 && int64(dims[1])*int64(dims[2]) > MaxImagePixels {
-		return nil, nil, fmt.Errorf("%w: %s: the header declares images of %dx%d pixels, more than the %d Mpx an image may have: the header is corrupt or this is not an MNIST-style file",
-			ErrData, name, dims[2], dims[1], MaxImagePixels/1_000_000)
-	}
-	if total > MaxDatasetBytes {
-		return nil, nil, fmt.Errorf("%w: %s: the header declares %s (%s of data), more than the %s a dataset may take in memory: the header is corrupt, or train on a subset",
-			ErrData, name, dimsString(dims), bigSize(dims), safefile.Size(MaxDatasetBytes))
-	}
-	if head := int64(4 + 4*nd); !zipped && size >= 0 && size-head < total {
-		return nil, nil, fmt.Errorf("%w: %s: truncated: the header promises %d bytes of data, the file holds %d: download it again", ErrData, name, total, size-head)
-	}
-	payload, n, err := readFull(src, total)
+	src, zipped, done, err := idxStream(name, r, false)
 	if err != nil {
-		if zipped {
-			return nil, nil, broken(fmt.Sprintf("data (the header promises %d bytes)", total), n, err)
-		}
-		return nil, nil, fmt.Errorf("%w: %s: truncated: the header promises %d bytes of data, the file holds %d: download it again", ErrData, name, total, n)
+		return idxFile{}, err
 	}
-	return dims, payload, nil
+	defer func() {
+		if done != nil {
+			done()
+		}
+	}()
+	h, err := readIDXHeader(name, src, zipped)
+	if err != nil {
+		return idxFile{}, err
+	}
+	if err := b.charge(name, h); err != nil {
+		return idxFile{}, err
+	}
+	f := idxFile{dims: h.dims}
+	_, rewinds := r.(io.Seeker)
+	switch {
+	case !zipped && size >= 0:
+		if size-h.head < h.total {
+			return idxFile{}, fmt.Errorf("%w: %s: truncated: the header promises %d bytes of data, the file holds %d: download it again", ErrData, name, h.total, size-h.head)
+		}
+		f.trailing = size-h.head > h.total
+		f.payload, err = readExactly(name, src, h.total, false)
+	case zipped && rewinds:
+		if f.trailing, err = countInflated(name, src, h.total); err != nil {
+			return idxFile{}, err
+		}
+		done()
+		if src, _, done, err = idxStream(name, r, true); err != nil {
+			return idxFile{}, err
+		}
+		if _, err := io.CopyN(io.Discard, src, h.head); err != nil {
+			return idxFile{}, gzipBroken(name, "header", 0, err)
+		}
+		f.payload, err = readExactly(name, src, h.total, true)
+	default: // a stream read once: grown as it comes
+		f.payload, err = readGrowing(name, src, h.total, zipped)
+		if err == nil {
+			var one [1]byte
+			n, _ := io.ReadFull(src, one[:])
+			f.trailing = n > 0
+		}
+	}
+	return f, err
 }
 
-// readFull reads exactly n bytes. Up to 64 MiB it allocates them at once;
-// above, it reads 64 MiB parts and joins them once all have arrived, so a
-// stream that ends early (a header that lies) never costs more memory than
-// the data it really holds, times two.
-func readFull(r io.Reader, n int64) ([]byte, int64, error) {
-	const part = 64 << 20
-	if n <= part {
-		buf := make([]byte, n)
-		got, err := io.ReadFull(r, buf)
-		return buf, int64(got), err
-	}
-	var parts [][]byte
-	var got int64
-	for got < n {
-		p := make([]byte, min(part, n-got))
-		k, err := io.ReadFull(r, p)
-		got += int64(k)
-		if err != nil {
-			return nil, got, err
+// countInflated inflates the data of a gzip IDX file without keeping it,
+// up to one byte more than the header declares: an error when the stream
+// holds less; whether it holds more.
+func countInflated(name string, src io.Reader, total int64) (bool, error) {
+	n, err := io.CopyN(io.Discard, src, total+1)
+	if n < total {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
 		}
-		parts = append(parts, p)
+		return false, gzipBroken(name, fmt.Sprintf("data (the header promises %d bytes)", total), n, err)
 	}
-	out := make([]byte, 0, n)
-	for i, p := range parts {
-		out = append(out, p...)
-		parts[i] = nil
+	return n > total, nil
+}
+
+// readExactly reads the n bytes of data into one buffer.
+func readExactly(name string, src io.Reader, n int64, zipped bool) ([]byte, error) {
+	buf := make([]byte, n)
+	got, err := io.ReadFull(src, buf)
+	return buf, truncated(name, n, int64(got), err, zipped)
+}
+
+// truncated is the error for data that ended after got of n bytes.
+func truncated(name string, n, got int64, err error, zipped bool) error {
+	switch {
+	case err == nil:
+		return nil
+	case zipped:
+		return gzipBroken(name, fmt.Sprintf("data (the header promises %d bytes)", n), got, err)
 	}
-	return out, got, nil
+	return fmt.Errorf("%w: %s: truncated: the header promises %d bytes of data, the file holds %d: download it again", ErrData, name, n, got)
+}
+
+// readGrowing reads n bytes from a stream that cannot be read twice, into a
+// buffer that grows as they come (to at most twice what arrived), so that
+// a header that lies costs only what the stream really holds.
+func readGrowing(name string, src io.Reader, n int64, zipped bool) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 1<<20))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(n, 2*int64(cap(buf))))-len(buf))
+		}
+		k, err := io.ReadFull(src, buf[len(buf):min(int64(cap(buf)), n)])
+		buf = buf[:len(buf)+k]
+		if err != nil && int64(len(buf)) < n {
+			return nil, truncated(name, n, int64(len(buf)), err, zipped)
+		}
+	}
+	return buf, nil
 }
 
 // dimsString writes dimensions as 60000×28×28.
@@ -144,12 +275,20 @@ func dimsString(dims []int) string {
 	return strings.Join(parts, "×")
 }
 
-// bigSize is the product of dims in bytes, in words, without overflow.
-func bigSize(dims []int) string {
+// dimsBytes is the product of dims, without overflow.
+func dimsBytes(dims []int) float64 {
 	v := 1.0
 	for _, d := range dims {
 		v *= float64(d)
 	}
+	return v
+}
+
+// bigSize is the product of dims in bytes, in words.
+func bigSize(dims []int) string { return floatSize(dimsBytes(dims)) }
+
+// floatSize is a byte count that may not fit an int64, in words.
+func floatSize(v float64) string {
 	if v >= 1<<40 {
 		return fmt.Sprintf("%.3g TiB", v/(1<<40))
 	}
@@ -159,35 +298,50 @@ func bigSize(dims []int) string {
 // LoadIDXPair reads an images file and its labels file (held in memory)
 // into a split.
 func LoadIDXPair(imagesName string, images []byte, labelsName string, labels []byte, classes int) (*Split, int, int, error) {
-	return readIDXPair(imagesName, bytes.NewReader(images), labelsName, bytes.NewReader(labels), classes)
+	s, h, w, _, err := readIDXPair(imagesName, bytes.NewReader(images), labelsName, bytes.NewReader(labels), classes, &idxBudget{limit: MaxDatasetBytes})
+	return s, h, w, err
 }
 
-func readIDXPair(imagesName string, images io.Reader, labelsName string, labels io.Reader, classes int) (*Split, int, int, error) {
-	idims, px, err := ReadIDX(imagesName, images)
+// readIDXPair reads an images file and its labels file within a budget;
+// it names the files that hold more than their header declares.
+func readIDXPair(imagesName string, images io.Reader, labelsName string, labels io.Reader, classes int, b *idxBudget) (*Split, int, int, []string, error) {
+	b.perItem = fixedImageBytes
+	im, err := readIDX(imagesName, images, b)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, nil, err
 	}
-	if len(idims) != 3 {
-		return nil, 0, 0, fmt.Errorf("%w: %s: want N×H×W images, got %s", ErrData, imagesName, dimsString(idims))
+	if len(im.dims) != 3 {
+		return nil, 0, 0, nil, fmt.Errorf("%w: %s: want N×H×W images, got %s", ErrData, imagesName, dimsString(im.dims))
 	}
-	ldims, lb, err := ReadIDX(labelsName, labels)
+	b.perItem, b.labelsOf, b.images = 0, imagesName, im.dims[0] // the labels are counted with the images
+	lb, err := readIDX(labelsName, labels, b)
+	b.labelsOf = ""
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, nil, err
 	}
-	if len(ldims) != 1 {
-		return nil, 0, 0, fmt.Errorf("%w: %s: want N labels, got %s", ErrData, labelsName, dimsString(ldims))
+	if len(lb.dims) != 1 {
+		return nil, 0, 0, nil, fmt.Errorf("%w: %s: want N labels, got %s", ErrData, labelsName, dimsString(lb.dims))
 	}
-	if idims[0] != ldims[0] {
-		return nil, 0, 0, fmt.Errorf("%w: %s has %d images but %s has %d labels: the files do not belong together", ErrData, imagesName, idims[0], labelsName, ldims[0])
+	if im.dims[0] != lb.dims[0] {
+		return nil, 0, 0, nil, fmt.Errorf("%w: %s has %d images but %s has %d labels: the files do not belong together", ErrData, imagesName, im.dims[0], labelsName, lb.dims[0])
 	}
-	s := &Split{Pixels: px, Labels: make([]int32, len(lb))}
-	for i, v := range lb {
+	s := &Split{Pixels: im.payload, Labels: make([]int32, len(lb.payload))}
+	for i, v := range lb.payload {
 		if int(v) >= classes {
-			return nil, 0, 0, fmt.Errorf("%w: %s: label %d of image %d is not a class 0..%d", ErrData, labelsName, v, i, classes-1)
+			return nil, 0, 0, nil, fmt.Errorf("%w: %s: label %d of image %d is not a class 0..%d", ErrData, labelsName, v, i, classes-1)
 		}
 		s.Labels[i] = int32(v)
 	}
-	return s, idims[1], idims[2], nil
+	var long []string
+	for _, f := range []struct {
+		name string
+		more bool
+	}{{imagesName, im.trailing}, {labelsName, lb.trailing}} {
+		if f.more {
+			long = append(long, f.name)
+		}
+	}
+	return s, im.dims[1], im.dims[2], long, nil
 }
 
 // idxNames are the file names of the official MNIST / Fashion-MNIST sets.
@@ -210,43 +364,49 @@ func findIDX(dir string) [4]string {
 	return out
 }
 
-// loadIDXDir loads MNIST-format files from a folder.
-func loadIDXDir(dir string, files [4]string) (*Dataset, error) {
+// loadIDXDir loads MNIST-format files from a folder, all within limit
+// bytes of memory.
+func loadIDXDir(dir string, files [4]string, limit int64) (*Dataset, error) {
 	if files[0] == "" || files[1] == "" {
 		return nil, fmt.Errorf("%w: %s: found %s but not its %s file", ErrData, dir, nonEmpty(files[0], files[1]), missingName(files))
 	}
-	train, h, w, err := loadIDXFiles(files[0], files[1])
+	b := &idxBudget{limit: limit}
+	train, h, w, long, err := loadIDXFiles(files[0], files[1], b)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Name: filepath.Base(dir), Format: "idx", Root: dir, Classes: mnistClasses(dir), Channels: 1, Height: h, Width: w, Train: train}
+	d := &Dataset{Name: filepath.Base(dir), Format: "idx", Root: dir, Classes: mnistClasses(dir), Channels: 1, Height: h, Width: w, Train: train, Lint: newLint("idx")}
 	if files[2] != "" && files[3] != "" {
-		test, th, tw, err := loadIDXFiles(files[2], files[3])
+		test, th, tw, more, err := loadIDXFiles(files[2], files[3], b)
 		if err != nil {
 			return nil, err
 		}
 		if th != h || tw != w {
 			return nil, fmt.Errorf("%w: %s is %dx%d but %s is %dx%d", ErrData, files[2], tw, th, files[0], w, h)
 		}
-		d.Test = test
+		d.Test, long = test, append(long, more...)
+	}
+	for _, f := range long {
+		d.Lint.add(Problem{Severity: LintWarning, File: f, Message: "the file holds more data than its header declares; only the declared images were read",
+			Fix: "download it again: the header or the data is damaged"})
 	}
 	return d, nil
 }
 
 // loadIDXFiles reads an images file and its labels file: regular files
-// only, streamed through ReadIDX.
-func loadIDXFiles(images, labels string) (*Split, int, int, error) {
+// only, streamed through readIDX.
+func loadIDXFiles(images, labels string, b *idxBudget) (*Split, int, int, []string, error) {
 	fi, _, err := safefile.Open(images)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w", ErrData, err)
+		return nil, 0, 0, nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
 	defer fi.Close()
 	fl, _, err := safefile.Open(labels)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w", ErrData, err)
+		return nil, 0, 0, nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
 	defer fl.Close()
-	return readIDXPair(images, fi, labels, fl, 10)
+	return readIDXPair(images, fi, labels, fl, 10, b)
 }
 
 func nonEmpty(a, b string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -15,27 +16,46 @@ import (
 
 // Limits on what a dataset may make gpuwizard read and hold. Every reader
 // checks them before it allocates: image headers before decoding, IDX
-// headers before inflating, file sizes before reading.
+// headers before inflating, file sizes before reading. They bound what is
+// really allocated, not what a header declares: a dataset's memory counts
+// every copy made of it, an image's the decoder's own buffers.
 const (
 	// MaxImagePixels is the most pixels (width×height, from the header) one
 	// image may have; a bigger one is skipped with a warning, never
 	// decoded. 50 Mpx is a 8660×5773 photo, more than a 45 Mpx camera.
 	MaxImagePixels = 50_000_000
-	// MaxDecodingPixels is the most pixels all workers decode at the same
-	// time: an image waits until the budget has room (one image of up to
-	// MaxImagePixels always fits). It bounds decoding memory whatever the
-	// number of cores: about 256 MiB for 8-bit RGBA.
-	MaxDecodingPixels = 64_000_000
+	// MaxImageDecodeBytes is the most memory decoding one image may take,
+	// estimated from its header (imageCost): the decoded image in the type
+	// the decoder returns and the decoder's own buffers (a progressive
+	// JPEG's coefficients, an interlaced PNG's passes, TIFF strips). A
+	// bigger one is skipped with a warning naming the cost and the fix,
+	// never decoded. A 50 Mpx 8-bit PNG takes 191 MiB, a baseline JPEG
+	// 72 to 143 MiB, a 24 Mpx progressive JPEG (4:2:0) about 170 MiB.
+	MaxImageDecodeBytes = 384 << 20
+	// MaxDecodingBytes is the most memory all workers' decoders take at the
+	// same time, by the same estimates: an image waits until the budget has
+	// room (one image of up to MaxImageDecodeBytes always fits). It bounds
+	// decoding memory whatever the number of cores.
+	MaxDecodingBytes = 384 << 20
 	// MaxImageFile is the largest image file read (bytes).
 	MaxImageFile = 512 << 20
-	// MaxDatasetBytes is the most memory a loaded dataset's 8-bit pixels
-	// may take (images × channels × height × width), checked before loading.
+	// MaxDatasetBytes is the most memory a dataset may take, checked before
+	// it is loaded, with everything counted (memoryNeed): its 8-bit pixels
+	// (held once: the splits share them), each image's label, path and
+	// records, and what loading takes on top (the decoding budget, resize
+	// buffers); while training, the float32 batches take the decoders'
+	// place (CheckBatch).
 	MaxDatasetBytes = 2 << 30
 	// MaxYAMLFile caps data.yaml.
 	MaxYAMLFile = 1 << 20
 	// MaxCOCOFile caps a COCO JSON file (COCO 2017's instances_train2017.json
 	// is 448 MiB).
 	MaxCOCOFile = 512 << 20
+	// MaxCOCOImages and MaxCOCOAnnotations cap the lists of a COCO file,
+	// counted while it is read: COCO 2017 train has 118,287 images and
+	// 860,001 annotations, Objects365 1.7 million images.
+	MaxCOCOImages      = 2_000_000
+	MaxCOCOAnnotations = 8_000_000
 	// MaxLabelFile caps one YOLO label file.
 	MaxLabelFile = 16 << 20
 	// MaxListFile caps a YOLO list file (one image path a line).
@@ -45,13 +65,62 @@ const (
 )
 
 // ErrImageTooLarge is returned (wrapped) for an image whose header declares
-// more than MaxImagePixels.
+// more than MaxImagePixels, or whose decoding would take more than
+// MaxImageDecodeBytes.
 var ErrImageTooLarge = errors.New("image too large")
+
+// tooLargeError is ErrImageTooLarge with the fix that suits the image.
+type tooLargeError struct {
+	msg, fix string
+}
+
+func (e *tooLargeError) Error() string { return ErrImageTooLarge.Error() + ": " + e.msg }
+func (e *tooLargeError) Unwrap() error { return ErrImageTooLarge }
+
+// tooLargeFix is the fix for an image refused by the limits.
+func tooLargeFix(err error) string {
+	var e *tooLargeError
+	if errors.As(err, &e) {
+		return e.fix
+	}
+	return fmt.Sprintf("shrink it below %d megapixels, or delete it", MaxImagePixels/1_000_000)
+}
+
+// imageLimits are what one image may take: pixels (from its header) and
+// memory to decode it (estimated from its header).
+type imageLimits struct {
+	pixels, bytes int64
+}
+
+// defaultImageLimits are MaxImagePixels and MaxImageDecodeBytes.
+func defaultImageLimits() imageLimits {
+	return imageLimits{MaxImagePixels, MaxImageDecodeBytes}
+}
 
 // checkImageHeader reads an image's header and refuses sizes that are
 // empty or above maxPixels (MaxImagePixels but in fuzzing), before
-// anything is decoded.
+// anything is decoded; see checkHeader.
 func checkImageHeader(r io.Reader, maxPixels int64) (image.Config, string, error) {
+	return checkHeader(r, imageLimits{maxPixels, MaxImageDecodeBytes})
+}
+
+// checkHeader is checkImageHeader. When r is a decoderInput, a TIFF's IFD
+// is costed before image.DecodeConfig reads it: x/image/tiff allocates 8
+// bytes for every value of its arrays, so a small file can declare arrays
+// that cost gigabytes.
+func checkHeader(r io.Reader, lim imageLimits) (image.Config, string, error) {
+	if in, ok := r.(peekReaderAt); ok {
+		if m, _ := in.Peek(4); string(m) == "II*\x00" || string(m) == "MM\x00*" {
+			t, err := readTIFFHeader(in.ReaderAt, math.MaxInt64)
+			if err != nil {
+				return image.Config{}, "tiff", err
+			}
+			if t.header > lim.bytes {
+				return image.Config{}, "tiff", &tooLargeError{fmt.Sprintf("reading this TIFF's header would take about %s of memory (its strip, tile or colour tables are that long), more than the %s one image may take",
+					bytesWords(t.header), bytesWords(lim.bytes)), fixTIFF}
+			}
+		}
+	}
 	c, format, err := image.DecodeConfig(r)
 	if err != nil {
 		return c, format, err
@@ -59,11 +128,57 @@ func checkImageHeader(r io.Reader, maxPixels int64) (image.Config, string, error
 	if c.Width <= 0 || c.Height <= 0 {
 		return c, format, fmt.Errorf("the %s header declares %dx%d pixels", format, c.Width, c.Height)
 	}
-	if int64(c.Width)*int64(c.Height) > maxPixels {
-		return c, format, fmt.Errorf("%w: the %s header declares %dx%d (%.0f Mpx), more than the %.0f Mpx an image may have",
-			ErrImageTooLarge, format, c.Width, c.Height, float64(c.Width)*float64(c.Height)/1e6, float64(maxPixels)/1e6)
+	if int64(c.Width)*int64(c.Height) > lim.pixels {
+		return c, format, &tooLargeError{fmt.Sprintf("the %s header declares %dx%d (%.0f Mpx), more than the %.0f Mpx an image may have",
+			format, c.Width, c.Height, float64(c.Width)*float64(c.Height)/1e6, float64(lim.pixels)/1e6),
+			fmt.Sprintf("shrink it below %.0f megapixels, or delete it", float64(lim.pixels)/1e6)}
 	}
 	return c, format, nil
+}
+
+// imageInfo is what an image's header says: its size and format, and what
+// decoding it takes.
+type imageInfo struct {
+	image.Config
+	format string
+	cost   decodeCost
+}
+
+// inspectImage reads src's header without decoding it: its size is checked
+// against lim.pixels (checkHeader), then the decoder's memory, estimated
+// from the header (imageCost, tiffCost), against lim.bytes.
+func inspectImage(src imageSource, lim imageLimits) (imageInfo, error) {
+	var info imageInfo
+	in, err := decoderInput(src)
+	if err != nil {
+		return info, err
+	}
+	if info.Config, info.format, err = checkHeader(in, lim); err != nil {
+		return info, err
+	}
+	size, err := src.Seek(0, io.SeekEnd)
+	if err != nil {
+		return info, err
+	}
+	if info.format == "tiff" {
+		info.cost, err = tiffCost(src, size, lim.pixels)
+	} else if in, err = decoderInput(src); err == nil {
+		info.cost, err = imageCost(in.Reader, info.format, info.Config, size)
+	}
+	if err != nil {
+		return info, err
+	}
+	return info, checkCost(info.cost, info.Width, info.Height, lim)
+}
+
+// checkCost refuses an image whose decoding would take more than
+// lim.bytes.
+func checkCost(c decodeCost, w, h int, lim imageLimits) error {
+	if c.bytes <= lim.bytes {
+		return nil
+	}
+	return &tooLargeError{fmt.Sprintf("decoding it (%s of %dx%d, %.1f Mpx) would take about %s of memory, more than the %s one image may take",
+		c.kind, w, h, float64(w)*float64(h)/1e6, bytesWords(c.bytes), bytesWords(lim.bytes)), c.fix}
 }
 
 // imageSource is an image file, or its bytes.
@@ -89,36 +204,22 @@ func decoderInput(src imageSource) (peekReaderAt, error) {
 	return peekReaderAt{bufio.NewReader(src), src}, nil
 }
 
-// largeImage is the size above which the loaders collect the decoded
-// image's memory before the next image may use the budget: without it, the
-// garbage of one large image and the next one are resident together.
-const largeImage = 8_000_000
-
-// decodeChecked decodes an image after checking its header against
-// maxPixels, and hands it to use while it holds its share of the budget:
-// src is read from its start twice (header, then image).
-func decodeChecked(src imageSource, maxPixels int64, budget *pixelBudget, use func(image.Image)) (image.Config, error) {
+// decodeChecked decodes an image after checking its header against lim
+// (inspectImage), and hands it to use while it holds its share of the
+// decoding budget: src is read from its start more than once (header,
+// cost, image).
+func decodeChecked(src imageSource, lim imageLimits, budget *decodeBudget, use func(image.Image)) (imageInfo, error) {
+	info, err := inspectImage(src, lim)
+	if err != nil {
+		return info, err
+	}
 	in, err := decoderInput(src)
 	if err != nil {
-		return image.Config{}, err
+		return info, err
 	}
-	c, _, err := checkImageHeader(in, maxPixels)
-	if err != nil {
-		return c, err
-	}
-	if in, err = decoderInput(src); err != nil {
-		return c, err
-	}
-	px := int64(c.Width) * int64(c.Height)
-	budget.acquire(px)
-	defer budget.release(px)
-	if err := decodeAndUse(in, c, use); err != nil {
-		return c, err
-	}
-	if budget != nil && px > largeImage {
-		runtime.GC() // the image is garbage now: free it before the next one
-	}
-	return c, nil
+	budget.acquire(info.cost.bytes)
+	defer budget.release(info.cost.bytes)
+	return info, decodeAndUse(in, info.Config, use)
 }
 
 func decodeAndUse(in io.Reader, c image.Config, use func(image.Image)) error {
@@ -146,9 +247,9 @@ func DecodeImageFile(path string) (image.Image, error) {
 		return nil, fmt.Errorf("%w: %s is %s, more than the %s an image file may have", ErrData, path, safefile.Size(st.Size()), safefile.Size(MaxImageFile))
 	}
 	var img image.Image
-	_, err = decodeChecked(f, MaxImagePixels, nil, func(i image.Image) { img = i })
+	_, err = decodeChecked(f, defaultImageLimits(), nil, func(i image.Image) { img = i })
 	if errors.Is(err, ErrImageTooLarge) {
-		return nil, fmt.Errorf("%w: %s: %w: shrink it below %d megapixels", ErrData, path, err, MaxImagePixels/1_000_000)
+		return nil, fmt.Errorf("%w: %s: %w: %s", ErrData, path, err, tooLargeFix(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: not an image gpuwizard can read (jpg, png, bmp, gif, webp, tiff): %w", ErrData, path, err)
@@ -156,22 +257,29 @@ func DecodeImageFile(path string) (image.Image, error) {
 	return img, nil
 }
 
-// pixelBudget lets decoders take turns so that at most total pixels are
-// being decoded at once. A nil budget does not limit.
-type pixelBudget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	total int64
-	used  int64
+// gcEvery is how much decoding (by the estimates) the loaders let become
+// garbage before they collect it: the Go runtime would wait until the
+// garbage matches the live heap, which holds the whole dataset.
+const gcEvery = 64 << 20
+
+// decodeBudget lets decoders take turns so that at most total bytes (by
+// the estimates of imageCost) are being decoded at once, and collects the
+// garbage every gcEvery bytes. A nil budget does neither.
+type decodeBudget struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	total   int64
+	used    int64
+	sinceGC int64
 }
 
-func newPixelBudget(total int64) *pixelBudget {
-	b := &pixelBudget{total: total}
+func newDecodeBudget(total int64) *decodeBudget {
+	b := &decodeBudget{total: total}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-func (b *pixelBudget) acquire(n int64) {
+func (b *decodeBudget) acquire(n int64) {
 	if b == nil {
 		return
 	}
@@ -184,13 +292,22 @@ func (b *pixelBudget) acquire(n int64) {
 	b.mu.Unlock()
 }
 
-func (b *pixelBudget) release(n int64) {
+func (b *decodeBudget) release(n int64) {
 	if b == nil {
 		return
 	}
-	n = min(n, b.total)
 	b.mu.Lock()
-	b.used -= n
+	b.sinceGC += n
+	collect := b.sinceGC >= gcEvery
+	if collect {
+		b.sinceGC = 0
+	}
+	b.mu.Unlock()
+	if collect {
+		runtime.GC() // the decoded images are garbage now: free them before the next ones take their room
+	}
+	b.mu.Lock()
+	b.used -= min(n, b.total)
 	b.mu.Unlock()
 	b.cond.Broadcast()
 }

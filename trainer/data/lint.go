@@ -38,16 +38,20 @@ func (p Problem) String() string {
 	return printable.String(fmt.Sprintf("%s: %s%s (fix: %s)", p.Severity, where, p.Message, p.Fix))
 }
 
-// kind is what makes two problems the same kind for the per-kind cap: the
-// severity and the fix, without its numbers. Messages name files, classes
-// and values; the fix says what to do, and the same fix is the same kind.
-func (p Problem) kind() string {
-	return p.Severity + ": " + strings.Map(func(r rune) rune {
+// kind is what makes two problems the same kind for the per-kind cap (see
+// problemKind).
+func (p Problem) kind() string { return problemKind(p.Severity, p.Fix) }
+
+// problemKind is the kind of a problem: its severity and its fix, without
+// the fix's numbers. Messages name files, classes and values; the fix says
+// what to do, and the same fix is the same kind.
+func problemKind(severity, fix string) string {
+	return severity + ": " + strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
 			return -1
 		}
 		return r
-	}, p.Fix)
+	}, fix)
 }
 
 // Lint is the report shown before training: what the dataset holds and
@@ -95,7 +99,20 @@ func (l *Lint) add(p Problem) {
 	l.Problems = append(l.Problems, p)
 }
 
-// Errors counts the errors, omitted ones included.
+// full says whether problems of this kind (see problemKind) are only
+// counted now, so a caller with many of them can skip writing each
+// message: it calls drop instead of add.
+func (l *Lint) full(kind string) bool { return l.listed[kind] >= MaxPerKind }
+
+// drop counts n problems of a kind that is full.
+func (l *Lint) drop(kind string, n int) {
+	if l.Omitted == nil {
+		l.Omitted = map[string]int{}
+	}
+	l.Omitted[kind] += n
+}
+
+// ErrorCount counts the errors, omitted ones included.
 func (l *Lint) ErrorCount() int {
 	n := len(l.Errors())
 	for k, c := range l.Omitted {

@@ -1,11 +1,14 @@
 package data
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gpuwizard/assets"
@@ -30,6 +33,16 @@ type Options struct {
 	Seed int64
 	// MaxImages caps how many images a folder dataset may hold (memory).
 	MaxImages int
+
+	memLimit int64 // MaxDatasetBytes when 0; tests lower it
+}
+
+// maxBytes is the memory the dataset may take.
+func (o Options) maxBytes() int64 {
+	if o.memLimit > 0 {
+		return o.memLimit
+	}
+	return MaxDatasetBytes
 }
 
 // Load detects the format of path and loads it for classification:
@@ -64,7 +77,7 @@ func Load(path string, opt Options) (*Dataset, error) {
 	}
 	if d.Val == nil {
 		size := d.ImageSize()
-		d.Train, d.Val, err = StratifiedSplit(d.Train, len(d.Classes), opt.ValSplit, opt.Seed, size)
+		d.Train, d.Val, err = splitInPlace(d.Train, len(d.Classes), opt.ValSplit, opt.Seed, size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Root, err)
 		}
@@ -121,36 +134,67 @@ func sourceName(path string) string {
 }
 
 // lintSameImages warns about identical images (the same pixels) with
-// different labels in a fixed-size dataset (IDX, CIFAR-10).
+// different labels in a fixed-size dataset (IDX, CIFAR-10). It sorts the
+// images' hashes (16 bytes an image) instead of keeping a map of them,
+// notes each image's first copy (4 bytes), and writes the first maxPerKind
+// warnings of each split only.
 func lintSameImages(d *Dataset) {
 	size := d.ImageSize()
-	type seen struct {
-		split string
-		i     int
-		label int32
-	}
-	first := map[uint64]seen{}
-	for _, sp := range []struct {
+	parts := []struct {
 		name string
 		s    *Split
-	}{{"train", d.Train}, {"test", d.Test}} {
-		if sp.s == nil {
+	}{{"train", d.Train}, {"test", d.Test}}
+	type entry struct {
+		hash uint64
+		at   int // train images first, then test
+	}
+	n := d.Train.Len()
+	if d.Test != nil {
+		n += d.Test.Len()
+	}
+	es := make([]entry, 0, n)
+	image := func(at int) (string, int, *Split) {
+		if at < d.Train.Len() {
+			return "train", at, d.Train
+		}
+		return "test", at - d.Train.Len(), d.Test
+	}
+	seed := maphash.MakeSeed()
+	for _, p := range parts {
+		if p.s == nil {
 			continue
 		}
-		for i, y := range sp.s.Labels {
-			h := fnv.New64a()
-			h.Write(sp.s.Pixels[i*size : (i+1)*size])
-			sum := h.Sum64()
-			prev, ok := first[sum]
-			if !ok {
-				first[sum] = seen{sp.name, i, y}
-				continue
-			}
-			if prev.label != y && int(y) < len(d.Classes) && int(prev.label) < len(d.Classes) {
-				d.Lint.add(Problem{Severity: LintWarning, File: d.Root, Message: fmt.Sprintf("%s image %d is the same image as %s image %d but labelled %q, not %q: one of the two labels is wrong",
-					sp.name, i, prev.split, prev.i, d.Classes[y], d.Classes[prev.label]), Fix: "correct or remove one of the two"})
-			}
+		for i := range p.s.Labels {
+			es = append(es, entry{maphash.Bytes(seed, p.s.Pixels[i*size:(i+1)*size]), len(es)})
 		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.at, b.at)) })
+	// first[i] is the first image with image i's hash, when that is another.
+	first := make([]int32, n)
+	for i := 0; i < len(es); {
+		j := i + 1
+		first[es[i].at] = -1
+		for ; j < len(es) && es[j].hash == es[i].hash; j++ {
+			first[es[j].at] = int32(es[i].at)
+		}
+		i = j
+	}
+	for at, f := range first {
+		if f < 0 {
+			continue
+		}
+		sp, i, s := image(at)
+		fp, fi, fs := image(int(f))
+		y, fy := s.Labels[i], fs.Labels[fi]
+		if y == fy || int(y) >= len(d.Classes) || int(fy) >= len(d.Classes) || !bytes.Equal(s.Pixels[i*size:(i+1)*size], fs.Pixels[fi*size:(fi+1)*size]) {
+			continue
+		}
+		if kind := problemKind(LintWarning, "correct or remove one of the two"); d.Lint.full(kind) {
+			d.Lint.drop(kind, 1)
+			continue
+		}
+		d.Lint.add(Problem{Severity: LintWarning, File: d.Root, Message: fmt.Sprintf("%s image %d is the same image as %s image %d but labelled %q, not %q: one of the two labels is wrong",
+			sp, i, fp, fi, d.Classes[y], d.Classes[fy]), Fix: "correct or remove one of the two"})
 	}
 }
 
@@ -222,9 +266,9 @@ func loadPath(path string, opt Options) (*Dataset, error) {
 	}
 	switch format {
 	case "idx":
-		return loadIDXDir(path, findIDX(path))
+		return loadIDXDir(path, findIDX(path), opt.maxBytes())
 	case "cifar10":
-		return loadCIFAR(cifarDir(path))
+		return loadCIFAR(cifarDir(path), opt.maxBytes())
 	case "yolo", "coco":
 		return nil, fmt.Errorf("%w: %s is a %s detection dataset: gpuwizard lints it (gpuwizard lint %s) but trains only classification for now", ErrData, path, strings.ToUpper(format), path)
 	}
