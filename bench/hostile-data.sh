@@ -244,7 +244,25 @@ HC=$W/hidden; cp -r "$W/good" "$HC"; cp -r "$W/good/left" "$HC/.hidden"; mkdir -
 ln -s "$W/elsewhere/linked" "$HC/linked"
 measure "a hidden class folder and one linked from outside: lint" "linked|hidden" "$G" lint "$HC"
 
-# 12. The command line as a newcomer uses it.
+# 12. The run index (the window lists CLI runs from it): a damaged or
+# hostile index never stops a run, and is replaced.
+mkdir -p "$W/cfg/gpuwizard"; IX=$W/cfg/gpuwizard/runs-index.json
+TX=(env XDG_CONFIG_HOME="$W/cfg" "$G" train --data "$W/good" "${TINY[@]}" --epochs 1)
+printf 'runs:\n- /tmp\n' >"$IX"
+measure "run index not JSON: train" "Results in " "${TX[@]}" --name idx-json
+rm -f "$IX"; mkfifo "$IX"
+measure "run index is a named pipe: train" "Results in " "${TX[@]}" --name idx-fifo
+rm -f "$IX"; ln -s /dev/zero "$IX"
+measure "run index links to /dev/zero: train" "Results in " "${TX[@]}" --name idx-zero
+rm -f "$IX"; head -c 10485760 /dev/zero | tr '\0' x >"$IX"
+measure "run index of 10 MiB: train" "Results in " "${TX[@]}" --name idx-big
+rm -f "$IX"; { printf '{"runs":['; for _ in $(seq 60000); do printf '"/",'; done; printf '"/"]}\n'; } >"$IX"
+measure "run index of 60,001 entries: train" "Results in " "${TX[@]}" --name idx-many
+rm -f "$IX"; mkdir "$IX"
+measure "run index is a folder: train" "will not list this run" "${TX[@]}" --name idx-dir
+rm -rf "$IX"
+
+# 13. The command line as a newcomer uses it.
 for c in doctor train predict lint bench watch; do
   RC=0 measure "gpuwizard $c --help" "[Ee]xample" "$G" "$c" --help
 done

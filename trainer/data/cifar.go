@@ -93,6 +93,9 @@ func loadCIFAR(dir string, limit int64) (*Dataset, error) {
 		}
 	}
 	train, test := cifarBatches(dir)
+	if err := confine(dir, append(train, test)...); err != nil {
+		return nil, err
+	}
 	records := func(files []string) (int64, error) {
 		var n int64
 		for _, p := range files {

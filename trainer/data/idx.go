@@ -370,6 +370,9 @@ func loadIDXDir(dir string, files [4]string, limit int64) (*Dataset, error) {
 	if files[0] == "" || files[1] == "" {
 		return nil, fmt.Errorf("%w: %s: found %s but not its %s file", ErrData, dir, nonEmpty(files[0], files[1]), missingName(files))
 	}
+	if err := confine(dir, files[:]...); err != nil {
+		return nil, err
+	}
 	b := &idxBudget{limit: limit}
 	train, h, w, long, err := loadIDXFiles(files[0], files[1], b)
 	if err != nil {

@@ -312,6 +312,25 @@ func (b *decodeBudget) release(n int64) {
 	b.cond.Broadcast()
 }
 
+// confine refuses a dataset whose files (empty names are skipped) lead,
+// through links, out of its folder dir, or are not regular files: the one
+// rule of safefile.Root, checked before anything is read.
+func confine(dir string, files ...string) error {
+	root, err := safefile.NewRoot(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrData, err)
+	}
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		if err := root.Check(f); err != nil {
+			return fmt.Errorf("%w: %w", ErrData, err)
+		}
+	}
+	return nil
+}
+
 // openImage opens an image file of a dataset: a regular file of at most
 // MaxImageFile bytes.
 func openImage(path string) (*os.File, error) {

@@ -4,12 +4,15 @@ package data
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gpuwizard/internal/safefile"
 )
 
 // yoloSet writes a YOLO dataset with n labelled images in images/train.
@@ -185,5 +188,35 @@ func TestNamesAreEscaped(t *testing.T) {
 	sum := d.Lint.Summary()
 	if strings.ContainsAny(sum, "\x1b\x07") || !strings.Contains(sum, `red\x1b[31m=`) || !strings.Contains(sum, `two\nlines=`) || !strings.Contains(sum, `bad\x1b]0;title\x07.png`) {
 		t.Errorf("names not escaped:\n%q", sum)
+	}
+}
+
+// IDX and CIFAR files linked from outside their folder are refused, like
+// images: no reader follows a link out of the dataset.
+func TestFixedFormatsStayInTheirFolder(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	os.MkdirAll(real, 0o755)
+	os.WriteFile(filepath.Join(real, "train-images-idx3-ubyte.gz"), gz(idxBytes([]int{10, 8, 8}, make([]byte, 640))), 0o644)
+	os.WriteFile(filepath.Join(real, "train-labels-idx1-ubyte.gz"), gz(idxBytes([]int{10}, make([]byte, 10))), 0o644)
+	os.WriteFile(filepath.Join(real, "data_batch_1.bin"), make([]byte, 3073*4), 0o644)
+	ds := filepath.Join(base, "ds")
+	os.MkdirAll(ds, 0o755)
+	for _, f := range []string{"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"} {
+		os.Symlink(filepath.Join(real, f), filepath.Join(ds, f))
+	}
+	cif := filepath.Join(base, "cifar")
+	os.MkdirAll(cif, 0o755)
+	os.Symlink(filepath.Join(real, "data_batch_1.bin"), filepath.Join(cif, "data_batch_1.bin"))
+	for _, dir := range []string{ds, cif} {
+		if _, err := Load(dir, Options{}); !errors.Is(err, safefile.ErrOutside) || !strings.Contains(err.Error(), "leads to "+real) {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+	// The folder itself reached through a link is fine.
+	link := filepath.Join(base, "link")
+	os.Symlink(real, link)
+	if _, err := Load(link, Options{}); err != nil && errors.Is(err, safefile.ErrOutside) {
+		t.Errorf("a dataset folder reached through a link: %v", err)
 	}
 }
