@@ -25,6 +25,7 @@ import (
 	"gpuwizard/cli"
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/probe"
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -362,7 +363,7 @@ func deepSummary(rep gpu.Report) string {
 	for _, d := range rep.Facts.Deep {
 		n += len(d.Devices)
 	}
-	return fmt.Sprintf("ran in %d Python interpreter(s) with PyTorch, on %d GPU(s); its findings are below.", len(rep.Facts.Deep), n)
+	return fmt.Sprintf("ran in %s with PyTorch, on %s; its findings are below.", plural.Count(len(rep.Facts.Deep), "Python interpreter"), plural.Count(n, "GPU"))
 }
 
 // save writes the report on screen as Markdown and JSON side by side.

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer/data"
 )
 
@@ -166,7 +167,7 @@ func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.L
 	}
 	switch {
 	case ds != nil:
-		s := fmt.Sprintf("Format: %s · %d classes · %d×%d, %d channel(s) · %d training, %d validation", ds.Format, len(ds.Classes), ds.Width, ds.Height, ds.Channels, ds.Train.Len(), ds.Val.Len())
+		s := fmt.Sprintf("Format: %s · %s · %d×%d, %s · %d training, %d validation", ds.Format, plural.Count(len(ds.Classes), "class"), ds.Width, ds.Height, plural.Count(ds.Channels, "channel"), ds.Train.Len(), ds.Val.Len())
 		if ds.Test != nil {
 			s += fmt.Sprintf(", %d test", ds.Test.Len())
 		}

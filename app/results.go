@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
 )
@@ -120,7 +121,7 @@ func (v *resultsView) enter() {
 		})
 	})
 	if res.Test == nil && res.Val == nil {
-		v.summary.SetText(fmt.Sprintf("The run stopped after %d epoch(s). Evaluating its best checkpoint on the validation images…", res.Epochs))
+		v.summary.SetText(fmt.Sprintf("The run stopped after %s. Evaluating its best checkpoint on the validation images…", plural.Count(res.Epochs, "epoch")))
 		v.relayout()
 		v.wz.background(func() {
 			full, err := v.wz.deps.RunResults(v.wz.ctx, res.RunDir)
@@ -129,7 +130,7 @@ func (v *resultsView) enter() {
 					return
 				}
 				if err != nil {
-					v.summary.SetText(fmt.Sprintf("The run stopped after %d epoch(s), before its first checkpoint, so there is nothing to evaluate: resume it. (%v)", res.Epochs, err))
+					v.summary.SetText(fmt.Sprintf("The run stopped after %s, before its first checkpoint, so there is nothing to evaluate: resume it. (%v)", plural.Count(res.Epochs, "epoch"), err))
 					v.relayout()
 					return
 				}

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 )
 
@@ -199,7 +200,7 @@ func (v *runsView) reload() {
 			case len(runs) == 0:
 				note = "No runs yet: train a model (Dataset → Settings → Train) and it is kept here."
 			default:
-				note = fmt.Sprintf("%d run(s), newest first. Choose one, then Show results, Resume, Train more epochs, Export, Delete or Open folder.", len(runs))
+				note = fmt.Sprintf("%s, newest first. Choose one, then Show results, Resume, Train more epochs, Export, Delete or Open folder.", plural.Count(len(runs), "run"))
 			}
 			if indexErr != nil {
 				note += "\nRuns made in other folders are not listed: " + indexErr.Error()
