@@ -1,9 +1,10 @@
-//go:build !linux && !windows
+//go:build !windows && !(linux && cgo)
 
 package nvml
 
-// New returns NVML where gpuwizard has no binding for it (macOS, the
-// BSDs): a library that is not there, as on a machine without the driver.
+// New returns NVML where gpuwizard has no binding for it (macOS, the BSDs,
+// Linux without cgo, which go-nvml needs): a library that is not there, as
+// on a machine without the driver.
 func New() Library { return absent{} }
 
 // absent is an NVML that cannot be loaded: Init answers
