@@ -32,7 +32,7 @@ func TestRunDispatch(t *testing.T) {
 		t.Fatalf("version: %d", code)
 	}
 	v := out.String()
-	for _, want := range []string{"gpuwizard ", "built with go", "window: gpuwizard-gui not found"} {
+	for _, want := range []string{"gpuwizard ", "built with go", "window: " + WindowBinary + " not found"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("version lacks %q:\n%s", want, v)
 		}
