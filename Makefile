@@ -14,7 +14,7 @@ APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev li
             python3-torch
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
+.PHONY: deps deps-windows build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
 
 # A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
 # install otherwise), then the C headers Fyne's OpenGL driver builds against
@@ -59,6 +59,34 @@ test: deps
 	$(GO) vet -tags $(TAGS) ./...
 	@echo "Running the tests (a few minutes: the executor's and the watch tests train small models)..."
 	$(GO) test -tags $(TAGS) -count=1 ./...
+
+# Windows: mingw's C compiler (the CUDA shim and the window need cgo) and
+# Wine (the tests run under it), installed when missing.
+WIN_PKGS := gcc-mingw-w64-x86-64 wine64 wine
+WIN_ENV  := CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc
+deps-windows:
+	@GO=$(GO) tools/check-go.sh go.mod
+	@missing=""; for p in $(WIN_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# bin/gpuwizard.exe and bin/gpuwizard-gui.exe, cross-compiled with mingw:
+# the CLI with cgo too, because the CUDA backend loads nvcuda.dll through
+# the shim's C code (NVML needs no cgo). The window's first build compiles
+# Fyne's OpenGL and GLFW with mingw: about 10 minutes on 2 cores.
+build-windows: deps-windows
+	$(WIN_ENV) $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN).exe .
+	@$(WIN_ENV) $(GO) list -tags $(TAGS) -f '{{.Stale}}' github.com/go-gl/gl/v2.1/gl 2>/dev/null | grep -qx true && \
+	  echo "Compiling the window's OpenGL bindings with mingw (first build only; about 10 minutes)..." || true
+	$(WIN_ENV) CGO_LDFLAGS=-lssp $(GO) build -buildvcs=auto -tags $(TAGS) -ldflags=-H=windowsgui -o $(GUI).exe ./cmd/gpuwizard-gui
+
+# Every package's tests cross-compiled for Windows and run under Wine, in
+# a prefix of their own under build/wine (tools/wine/test-windows.sh).
+test-windows: deps-windows
+	tools/wine/test-windows.sh
 
 race: deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
@@ -156,4 +184,4 @@ gui-smoke: build
 	app/gui-smoke.sh
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist build

@@ -169,10 +169,11 @@ func TestStoppedRunReopens(t *testing.T) {
 // shown with a copy button instead of nothing happening.
 func TestOpenFolderFailureShowsPath(t *testing.T) {
 	wz, loop := newTestWizard(t, Deps{OpenFolder: func(string) error { return errors.New("xdg-open is not installed") }})
-	loop.do(func() { wz.openFolder("/tmp/some run") })
+	dir := filepath.Join(t.TempDir(), "some run")
+	loop.do(func() { wz.openFolder(dir) })
 	wz.wg.Wait()
 	loop.do(func() {
-		if wz.lastPathDialog != "/tmp/some run" {
+		if wz.lastPathDialog != dir {
 			t.Errorf("no path offered: %q", wz.lastPathDialog)
 		}
 	})

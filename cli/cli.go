@@ -30,10 +30,6 @@ const (
 	ExitNotReady = ExitFailed // doctor: not ready
 )
 
-// WindowBinary is the name of the window program, installed beside
-// gpuwizard.
-const WindowBinary = "gpuwizard-gui"
-
 // Env is what the commands need from outside: streams, the live machine
 // (tests pass fakes) and the process's surroundings.
 type Env struct {

@@ -52,7 +52,7 @@ func TestTrainPredictLint(t *testing.T) {
 		}
 	}
 	if epochs != 2 || done != 1 {
-		t.Fatalf("%d epoch events, %d done", epochs, done)
+		t.Fatalf("%d epoch events, %d done\n%s\n%s", epochs, done, out, stderr)
 	}
 	args, _ := os.ReadFile(filepath.Join(project, "tiny", "args.yaml"))
 	if !strings.Contains(string(args), "epochs: 2") || !strings.Contains(string(args), "model: mlp") {

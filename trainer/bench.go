@@ -147,7 +147,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	res.Seconds = time.Since(t0).Seconds()
 	cpu := cpuTime() - cpu0
 	imgs := float64(cfg.Steps * cfg.Batch)
-	res.ImagesPerSec = imgs / res.Seconds
+	res.ImagesPerSec = perSecond(imgs, res.Seconds)
 	res.ImagesPerCPUSec = imgs / max(cpu, 1e-9)
 	return res, nil
 }

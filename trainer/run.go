@@ -498,7 +498,7 @@ func (r *runner) loop(ctx context.Context) error {
 			perStep := time.Since(runStart) / time.Duration(stepsDone)
 			r.em.send(ctx, Event{Kind: EventStep, Epoch: epoch + 1, Epochs: cfg.Epochs, Step: ls.step + 1, Steps: spe, GlobalStep: ls.gstep,
 				Loss: lossSum / float64(seen), Accuracy: float64(correct) / float64(seen), LR: float64(ls.lr),
-				ImagesPerSec: float64(seen) / el, ETA: perStep * time.Duration(max(total-ls.gstep, 0)), Device: r.device,
+				ImagesPerSec: perSecond(float64(seen), el), ETA: perStep * time.Duration(max(total-ls.gstep, 0)), Device: r.device,
 				GPU: r.proof.sample(ctx, r.res), X: x, SmoothLoss: sl, SmoothAccuracy: sa})
 			return nil
 		}
@@ -556,7 +556,7 @@ func (r *runner) loop(ctx context.Context) error {
 		val := r.evaluate(ds.Val, "val")
 		er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(epStart).Seconds(), TrainLoss: lossSum / float64(max(seen, 1)),
 			TrainAcc: float64(correct) / float64(max(seen, 1)), ValLoss: val.Loss, ValAcc: val.Accuracy, ValTop5: val.Top5,
-			LR: float64(lr), ImagesPerSec: float64(seen) / time.Since(epStart).Seconds()}
+			LR: float64(lr), ImagesPerSec: perSecond(float64(seen), time.Since(epStart).Seconds())}
 		r.res.History = append(r.res.History, er)
 		r.res.Epochs = epoch + 1
 		best := val.Accuracy > bestAcc
@@ -728,4 +728,14 @@ func EstimateEpochOn(ctx context.Context, cfg Config, ds *data.Dataset, opts Opt
 	}
 	per := (ds.Train.Len() + r.cfg.Batch - 1) / r.cfg.Batch
 	return Estimate{PerEpoch: elapsed / steps * time.Duration(per), Device: r.device, Reason: r.reason, Batch: r.cfg.Batch}, nil
+}
+
+// perSecond is n per second over seconds, 0 when no time was measured:
+// Windows' clock advances in steps of up to 15.6 ms, so a fast step can
+// take 0 s, and n/0 (+Inf) is no number JSON can carry.
+func perSecond(n, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return n / seconds
 }

@@ -494,6 +494,22 @@ func DeleteRun(dir string) error {
 		return err
 	}
 	defer lock.release()
+	// Everything but the lock file goes while the lock is held; then the
+	// lock is let go and its file removed (Windows deletes no file that
+	// is open).
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("trainer: deleting %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Name() == LockFile {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("trainer: deleting %s: %w", dir, err)
+		}
+	}
+	lock.release()
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("trainer: deleting %s: %w", dir, err)
 	}

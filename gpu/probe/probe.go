@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // ErrTimeout is returned (wrapped) for a source that did not answer in time.
@@ -77,7 +77,7 @@ type Options struct {
 	// Environ is the environment to judge. Nil: os.Environ().
 	Environ map[string]string
 	// NVML is the management library. Nil: the real one (nvml.New()).
-	NVML nvml.Interface
+	NVML nvml.Library
 	// Runner runs external commands. Nil: ExecRunner.
 	Runner Runner
 	// Timeout bounds each source. Zero: 3 s.
