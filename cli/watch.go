@@ -10,9 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"gpuwizard/gpu/watch"
@@ -24,21 +22,29 @@ func watchHelp() help {
 		usage: `Usage: gpuwizard watch [flags] PID
        gpuwizard watch [flags] -- COMMAND [ARGS...]`,
 		about: `Says where a running training really runs: on which NVIDIA GPU and how busy,
-or on the CPU and why (a CPU-only build, CUDA_VISIBLE_DEVICES, a model never
-moved to the GPU, no usable GPU, a GPU starved by data loading). It follows
-the process and its children (DataLoader workers, torchrun ranks) through
-NVML, /proc (CPU use, loaded libraries, environment) and the doctor.
+or on the CPU and why (a CPU-only build, CUDA_VISIBLE_DEVICES, the command
+line, a model never moved to the GPU, no usable GPU, a GPU starved by data
+loading), or that it is still setting up, idle, or not a training. It follows
+the process and its children (DataLoader workers, torchrun ranks; a worker's
+or a rank's PID leads to the training's main process) through NVML, the
+process table (CPU use, loaded libraries, GPU device files, environment, read
+again when the process execs), the cgroup's CPU limit and the doctor. In a
+container, under WSL 2 and with MIG, where NVML cannot name the process, its
+GPU device files stand in and the report says what could not be seen.
 
-With -- COMMAND it starts the command, passes its output through unchanged,
-and writes its own lines to standard error (with --json, its JSON lines go to
-standard output, each at the start of a line).
+With -- COMMAND it starts the command and passes its output through; watch
+writes its own text to standard error. With --json, standard output holds
+only watch's JSON lines (the command's standard output goes to standard
+error).
 `,
 		examples: `  gpuwizard watch 12345
   gpuwizard watch --once --json 12345
+  gpuwizard watch --once -- torchrun --nproc-per-node=2 train.py
   gpuwizard watch -- python train.py --epochs 10
 `,
-		exit: `0 on a GPU; 1 on the CPU, starved, unreadable or ended without a
-verdict on a GPU; 2 usage error. For -- COMMAND without --once: the
+		exit: `0 on a GPU (busy, or idle holding GPU memory); 1 on the CPU, starved,
+setting up, idle without GPU memory, not a training, unreadable, or ended
+without a verdict on a GPU; 2 usage error. For -- COMMAND without --once: the
 command's own exit status (127 when it cannot be found, 126 when it cannot be
 started, 128+N when signal N ended it).
 `,
@@ -51,8 +57,8 @@ func Watch(ctx context.Context, args []string, env Env) int {
 	var (
 		asJSON   = fs.Bool("json", false, "one JSON object per line on standard output: {\"on_gpu\", \"state\", \"verdict\", \"findings\", \"evidence\", ...}")
 		interval = fs.Duration("interval", 5*time.Second, "time between live verdicts")
-		once     = fs.Bool("once", false, "give one verdict after the sampling window, then exit (PID) or let the command run to its end quietly")
-		window   = fs.Duration("window", 5*time.Second, "with --once: how long to sample before the verdict (it waits up to 30s more while a Python is still importing its framework)")
+		once     = fs.Bool("once", false, "give one verdict once the state settles, then exit (PID) or let the command run to its end quietly")
+		window   = fs.Duration("window", 90*time.Second, "with --once: the longest wait for the state to settle (the same verdict for 2s, not setting up); the verdict comes as soon as it settles")
 	)
 	if code, ok := parseFlags(fs, args, env, watchHelp()); !ok {
 		return code
@@ -68,8 +74,8 @@ func Watch(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "watch: name a PID or a command after -- (see gpuwizard watch -h)")
 		return ExitUsage
 	}
-	if runtime.GOOS != "linux" && env.Watch.Root == "" {
-		fmt.Fprintln(env.Stderr, "watch: reading a running process needs Linux's /proc; on this system run gpuwizard doctor instead")
+	if !watch.Supported() && env.Watch.Root == "" && env.Watch.FS == nil {
+		fmt.Fprintln(env.Stderr, "watch: this system's processes cannot be read (Linux and Windows only); run gpuwizard doctor instead")
 		return ExitUsage
 	}
 	wr := &watchRun{env: env, json: *asJSON, once: *once, interval: *interval, window: *window}
@@ -101,37 +107,37 @@ type watchRun struct {
 	window   time.Duration
 	text     io.Writer // watch's own text lines
 	color    bool
-	jsonOut  *lineSync // JSON lines (stdout, kept off the command's half lines)
+	jsonOut  io.Writer // JSON lines: standard output, watch's alone
 	lastKey  string
 }
 
-// maxEarlyWait is how long --once waits beyond its window for a Python
-// that is still importing its framework.
-const maxEarlyWait = 30 * time.Second
-
 func (wr *watchRun) options() watch.Options {
 	o := wr.env.Watch
+	o.Window = max(10*time.Second, 2*wr.interval)
 	if wr.once {
-		o.Window = wr.window + time.Second
-	} else {
-		o.Window = max(10*time.Second, 2*wr.interval)
+		o.Window = min(10*time.Second, max(wr.window, time.Second))
 	}
 	return o
 }
 
-// step is the time between readings: a verdict rests on several.
+// step is the time between readings: a verdict rests on several, and
+// --once gives its verdict as soon as they agree.
 func (wr *watchRun) step() time.Duration {
 	d := wr.interval / 2
 	if wr.once {
-		d = wr.window / 5
+		d = wr.window / 10
 	}
-	return min(max(d, 50*time.Millisecond), time.Second)
+	return min(max(d, 50*time.Millisecond), 500*time.Millisecond, time.Second)
 }
+
+// settleSpan is how long --once's verdict must hold: 2 s, less in a
+// shorter window.
+func (wr *watchRun) settleSpan() time.Duration { return min(2*time.Second, wr.window/2) }
 
 // pid watches a process that is already running.
 func (wr *watchRun) pid(ctx context.Context, pid int) int {
 	wr.text, wr.color = wr.env.Stdout, wr.env.Color
-	wr.jsonOut = &lineSync{w: wr.env.Stdout, atStart: true}
+	wr.jsonOut = wr.env.Stdout
 	w := watch.New(wr.options(), pid)
 	defer w.Close()
 	if err := w.Sample(ctx); err != nil {
@@ -142,32 +148,41 @@ func (wr *watchRun) pid(ctx context.Context, pid int) int {
 		fmt.Fprintf(wr.env.Stderr, "watch: %v\n", err)
 		return ExitFailed
 	}
+	if led := w.PID(); led != pid && !wr.json {
+		wr.writeText(fmt.Sprintf("PID %d belongs to the training of PID %d (a DataLoader worker or a rank): watching %d and its children.\n\n", pid, led, led))
+	}
 	last := wr.loop(ctx, w, nil)
 	return stateExit(last)
 }
 
-// stateExit is the exit status of a verdict: 0 only on a GPU.
-func stateExit(s watch.State) int {
-	if s == watch.StateGPU {
+// verdict is the state a watch ended on and whether it was on a GPU.
+type verdict struct {
+	state watch.State
+	onGPU bool
+}
+
+// stateExit is the exit status of a verdict: 0 only on a GPU (busy, or
+// idle holding its memory).
+func stateExit(v verdict) int {
+	if v.state == watch.StateGPU || v.state == watch.StateIdle && v.onGPU {
 		return ExitOK
 	}
 	return ExitFailed
 }
 
-// loop samples, reports every interval (or once), and ends with a summary
-// when the process ends or ctx is cancelled. For a command watch started,
-// ex is closed when it has ended, with its exit status. It returns the last
-// state the process was judged in while it ran.
-func (wr *watchRun) loop(ctx context.Context, w *watch.Watcher, ex *exitBox) watch.State {
+// loop samples, reports every interval (or once, when the verdict has
+// settled or the window has passed), and ends with a summary when the
+// process ends or ctx is cancelled. For a command watch started, ex is
+// closed when it has ended, with its exit status. It returns the last
+// verdict the process was judged in while it ran.
+func (wr *watchRun) loop(ctx context.Context, w *watch.Watcher, ex *exitBox) verdict {
 	var exited <-chan struct{}
 	if ex != nil {
 		exited = ex.done
 	}
 	start := time.Now()
 	next := start.Add(wr.interval)
-	if wr.once {
-		next = start.Add(wr.window)
-	}
+	settler := watch.Settler{Span: wr.settleSpan()}
 	tick := time.NewTicker(wr.step())
 	defer tick.Stop()
 	for {
@@ -179,20 +194,22 @@ func (wr *watchRun) loop(ctx context.Context, w *watch.Watcher, ex *exitBox) wat
 			}
 			rep := w.Report(ctx)
 			wr.final(rep)
-			return rep.Summary.LastState
+			return verdict{rep.Summary.LastState, rep.Summary.LastOnGPU}
 		}
-		if now := time.Now(); !now.Before(next) {
+		now := time.Now()
+		switch {
+		case wr.once:
 			rep := w.Report(ctx)
-			if wr.once {
-				if rep.Early() && now.Sub(start) < wr.window+maxEarlyWait {
-					next = now.Add(wr.step())
-				} else {
-					wr.emit(rep, true)
-					return rep.State
-				}
-			} else {
-				wr.emit(rep, false)
-				next = now.Add(wr.interval)
+			settled := settler.Add(rep)
+			if settled || now.Sub(start) >= wr.window {
+				rep.Settled = &settled
+				wr.emit(rep, true)
+				return verdict{rep.State, rep.OnGPU}
+			}
+		case !now.Before(next):
+			wr.emit(w.Report(ctx), false)
+			for !next.After(now) {
+				next = next.Add(wr.interval) // on the interval's beat, however long a report took
 			}
 		}
 		select {
@@ -201,7 +218,7 @@ func (wr *watchRun) loop(ctx context.Context, w *watch.Watcher, ex *exitBox) wat
 			s := w.Summary()
 			rep.Final, rep.Summary = true, &s
 			wr.final(rep)
-			return s.LastState
+			return verdict{s.LastState, s.LastOnGPU}
 		case <-exited:
 			w.SetExitStatus(ex.code)
 			exited = nil
@@ -247,6 +264,9 @@ func (wr *watchRun) emit(rep watch.Report, full bool) {
 		var b bytes.Buffer
 		if full {
 			_ = rep.WriteText(&b, wr.color)
+			if rep.Settled != nil && !*rep.Settled {
+				fmt.Fprintf(&b, "\nThe state did not settle within %s (the verdict above is the last one); watch longer with --window.\n", wr.window)
+			}
 		} else {
 			b.WriteString(rep.Line() + "\n\n")
 			_ = rep.WriteDetails(&b, wr.color)
@@ -275,22 +295,23 @@ func (wr *watchRun) writeJSON(rep watch.Report) {
 		fmt.Fprintln(wr.env.Stderr, "watch: encoding the report:", err)
 		return
 	}
-	wr.jsonOut.line(append(b, '\n'))
+	_, _ = wr.jsonOut.Write(append(b, '\n'))
 }
 
 func (wr *watchRun) writeText(s string) {
 	_, _ = io.WriteString(wr.text, s)
 }
 
-// command starts argv, passes its output through and watches it.
+// command starts argv, passes its output through and watches it. With
+// --json the command's standard output goes to standard error: standard
+// output holds watch's JSON lines alone.
 func (wr *watchRun) command(ctx context.Context, argv []string) int {
 	wr.text, wr.color = wr.env.Stderr, wr.env.Terminal
-	wr.jsonOut = &lineSync{w: wr.env.Stdout, atStart: true}
+	wr.jsonOut = wr.env.Stdout
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stderr = wr.env.Stdin, wr.env.Stderr
-	cmd.Stdout = wr.env.Stdout
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = wr.env.Stdin, wr.env.Stdout, wr.env.Stderr
 	if wr.json {
-		cmd.Stdout = wr.jsonOut // JSON lines only between the command's lines
+		cmd.Stdout = wr.env.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(wr.env.Stderr, "watch: cannot start %s: %v\n", argv[0], err)
@@ -318,10 +339,10 @@ func (wr *watchRun) command(ctx context.Context, argv []string) int {
 	}()
 	w := watch.New(wr.options(), cmd.Process.Pid)
 	defer w.Close()
+	w.SetCommand(argv)
 	loopCtx := context.WithoutCancel(ctx)
 	if err := w.Sample(loopCtx); err != nil {
 		<-ex.done // it ended before it could be read
-		wr.jsonOut.flush()
 		fmt.Fprintf(wr.env.Stderr, "watch: %s ended with exit status %d before it could be watched\n", argv[0], ex.code)
 		if wr.once {
 			return ExitFailed
@@ -330,7 +351,6 @@ func (wr *watchRun) command(ctx context.Context, argv []string) int {
 	}
 	last := wr.loop(loopCtx, w, ex)
 	<-ex.done // --once: the command runs to its end
-	wr.jsonOut.flush()
 	if wr.once {
 		return stateExit(last)
 	}
@@ -367,74 +387,4 @@ func stopChild(p *os.Process, exited <-chan int) int {
 	}
 	_ = p.Kill()
 	return <-exited
-}
-
-// lineSync writes a command's output and watch's own lines to one stream,
-// each of watch's lines at the start of a line: a line of watch waits
-// while the command has written half a line. The command's bytes pass
-// unchanged; only when its output ends without a newline is one added
-// before watch's last lines.
-type lineSync struct {
-	mu      sync.Mutex
-	w       io.Writer
-	atStart bool
-	pending [][]byte
-}
-
-// Write passes the command's output through.
-func (s *lineSync) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if len(s.pending) > 0 {
-		if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
-			if _, err := s.w.Write(p[:i+1]); err != nil {
-				return 0, err
-			}
-			s.atStart = true
-			s.drain()
-			n, err := s.w.Write(p[i+1:])
-			if i+1 < len(p) {
-				s.atStart = false
-			}
-			return i + 1 + n, err
-		}
-	}
-	n, err := s.w.Write(p)
-	s.atStart = p[len(p)-1] == '\n'
-	return n, err
-}
-
-// line writes one of watch's lines now, or at the command's next newline.
-func (s *lineSync) line(b []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.atStart && len(s.pending) == 0 {
-		_, _ = s.w.Write(b)
-		return
-	}
-	s.pending = append(s.pending, b)
-}
-
-func (s *lineSync) drain() {
-	for _, b := range s.pending {
-		_, _ = s.w.Write(b)
-	}
-	s.pending = nil
-}
-
-// flush writes what still waits, after the command's output has ended.
-func (s *lineSync) flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.pending) == 0 {
-		return
-	}
-	if !s.atStart {
-		_, _ = s.w.Write([]byte{'\n'})
-		s.atStart = true
-	}
-	s.drain()
 }

@@ -35,32 +35,65 @@ func TestWatchCommandPassesThroughAndExits(t *testing.T) {
 	}
 }
 
-// With --json, each JSON line starts a line of standard output, however
-// the command writes its own lines, and the command's bytes pass through.
+// With --json, standard output holds watch's JSON lines alone: the
+// command's standard output goes to standard error, its bytes unchanged.
 func TestWatchCommandJSONLines(t *testing.T) {
 	script := `printf 'half'; sleep 0.5; printf ' line\n'; sleep 0.3; printf 'end'`
-	code, out, _ := runWatch(t, context.Background(), Env{}, "--json", "--interval", "100ms", "--", "sh", "-c", script)
+	code, out, stderr := runWatch(t, context.Background(), Env{}, "--json", "--interval", "100ms", "--", "sh", "-c", script)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var own []string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	jsonLines := 0
 	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "{") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Fatalf("a broken JSON line %q: %v", l, err)
-			}
-			jsonLines++
-			continue
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("standard output holds a line that is not watch's JSON %q: %v", sc.Text(), err)
 		}
-		own = append(own, l)
+		jsonLines++
 	}
-	if strings.Join(own, "|") != "half line|end" || jsonLines < 2 {
-		t.Fatalf("command lines %q, %d JSON lines:\n%s", own, jsonLines, out)
+	if jsonLines < 2 || stderr != "half line\nend" {
+		t.Fatalf("%d JSON lines; stderr %q (want the command's output unchanged)", jsonLines, stderr)
+	}
+}
+
+// A command that ends at once is named by its command line, never
+// "[true]".
+func TestWatchCommandThatEndsAtOnce(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		code, _, stderr := runWatch(t, context.Background(), Env{}, "--interval", "100ms", "--", "true")
+		if code != 0 || strings.Contains(stderr, "[true]") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+}
+
+// --interval 2s reports every 2 s, not every 3.
+func TestWatchIntervalKeepsTheBeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 5 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+500*time.Millisecond)
+	defer cancel()
+	_, out, _ := runWatch(t, ctx, Env{}, "--json", "--interval", "1s", "--", "sleep", "30")
+	var times []float64
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			Elapsed float64 `json:"elapsed_s"`
+			Final   bool    `json:"final"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && !m.Final {
+			times = append(times, m.Elapsed)
+		}
+	}
+	if len(times) < 5 {
+		t.Fatalf("%d reports in 5.5 s at --interval 1s (want 5): %v", len(times), times)
+	}
+	for i := 1; i < len(times); i++ {
+		if d := times[i] - times[i-1]; d < 0.7 || d > 1.3 {
+			t.Fatalf("reports %v s apart: %v", d, times)
+		}
 	}
 }
 

@@ -178,12 +178,12 @@ func TestWatchRealTorchByPID(t *testing.T) {
 
 func TestWatchRealTorchCommand(t *testing.T) {
 	py := systemTorch(t)
-	code, out, stderr := runWatch(t, context.Background(), Env{}, "--once", "--json", "--window", "3s", "--", py, torchScript, "--seconds", "6")
+	code, out, stderr := runWatch(t, context.Background(), Env{}, "--once", "--json", "--", py, torchScript, "--seconds", "6")
 	if code != ExitFailed {
 		t.Fatalf("exit %d, want 1 (on the CPU)\n%s\n%s", code, out, stderr)
 	}
-	if !strings.Contains(out, "training on cpu\n") || !strings.Contains(out, "done after") {
-		t.Fatalf("the script's output must pass through:\n%s", out)
+	if !strings.Contains(stderr, "training on cpu\n") || !strings.Contains(stderr, "done after") || strings.Contains(out, "training on cpu") {
+		t.Fatalf("the script's output must pass through, on standard error with --json:\n%s\n%s", out, stderr)
 	}
 	checkCPUAnswer(t, parseOneReport(t, out))
 	// Live: the script's own exit status, watch's lines on stderr.

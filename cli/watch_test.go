@@ -149,20 +149,3 @@ func TestWatchLivePIDStops(t *testing.T) {
 		t.Fatalf("the last JSON line sums up: %v %s", err, lines[len(lines)-1])
 	}
 }
-
-func TestLineSync(t *testing.T) {
-	var b bytes.Buffer
-	s := &lineSync{w: &b, atStart: true}
-	s.line([]byte("{1}\n"))
-	s.Write([]byte("abc"))
-	s.line([]byte("{2}\n"))
-	s.Write([]byte("def\nghi"))
-	s.line([]byte("{3}\n"))
-	s.Write([]byte("\n"))
-	s.Write([]byte("tail"))
-	s.line([]byte("{4}\n"))
-	s.flush()
-	if want := "{1}\nabcdef\n{2}\nghi\n{3}\ntail\n{4}\n"; b.String() != want {
-		t.Fatalf("%q, want %q", b.String(), want)
-	}
-}

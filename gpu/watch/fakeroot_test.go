@@ -1,14 +1,19 @@
 package watch
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/root from the table in fakeroot_test.go")
@@ -25,8 +30,14 @@ type fakeProc struct {
 	cmdline   []string
 	environ   []string
 	exe, cwd  string
-	maps      []string // mapped files, each on a few lines as the kernel shows them
+	maps      []string      // mapped files, each on a few lines as the kernel shows them
+	fds       []string      // open files (the targets of /proc/PID/fd/N, from 3 on)
+	ago       time.Duration // started this long before the fixture's clock (0: a day after boot, long ago)
 }
+
+// bootTime is the fake machine's boot (/proc/stat's btime): a day before
+// the fixture's clock (2026-11-21 12:00 UTC).
+const bootTime = 1795262400 - 86400
 
 const (
 	venv     = "/home/ada/project/.venv"
@@ -46,9 +57,12 @@ var (
 		venvSite + "/nvidia/cuda_runtime/lib/libcudart.so.12", venvSite + "/nvidia/cublas/lib/libcublas.so.12",
 		venvSite + "/nvidia/cublas/lib/libcublasLt.so.12", venvSite + "/nvidia/cudnn/lib/libcudnn.so.9",
 	}
-	libcuda  = []string{"/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05"}
-	torchCPU = []string{cpuSite + "/torch/lib/libc10.so", cpuSite + "/torch/lib/libtorch_cpu.so", cpuSite + "/torch/_C.cpython-312-x86_64-linux-gnu.so"}
-	debTorch = []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "/usr/lib/x86_64-linux-gnu/libc10.so.1.13.0",
+	libcuda = []string{"/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05"}
+	// A CUDA context on GPU 0 (or 1): the device files it holds and maps.
+	gpu0Files = []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0"}
+	gpu1Files = []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia1"}
+	torchCPU  = []string{cpuSite + "/torch/lib/libc10.so", cpuSite + "/torch/lib/libtorch_cpu.so", cpuSite + "/torch/_C.cpython-312-x86_64-linux-gnu.so"}
+	debTorch  = []string{"/usr/bin/python3.11", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "/usr/lib/x86_64-linux-gnu/libc10.so.1.13.0",
 		"/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so"}
 	tfLibs = []string{"/home/ada/miniconda3/envs/tf/bin/python3.11", tfSite + "/tensorflow/libtensorflow_framework.so.2",
 		tfSite + "/tensorflow/python/_pywrap_tensorflow_internal.so"}
@@ -73,18 +87,18 @@ var fakeProcs = []fakeProc{
 	{pid: 1, ppid: 0, comm: "systemd", uid: 0, threads: 1, cmdline: []string{"/sbin/init"}},
 	{pid: 4000, ppid: 1, comm: "bash", uid: 1000, threads: 1, cmdline: []string{"-bash"}, environ: adaEnv, exe: "/usr/bin/bash", cwd: "/home/ada/project", maps: []string{"/usr/bin/bash"}},
 	// On GPU 0, with two DataLoader workers (forked: the same command line).
-	{pid: 4242, ppid: 4000, comm: "python", uid: 1000, threads: 24, ticks: 5000, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
-	{pid: 4243, ppid: 4242, comm: "python", uid: 1000, threads: 2, ticks: 800, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
-	{pid: 4244, ppid: 4242, comm: "python", uid: 1000, threads: 2, ticks: 810, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
+	{pid: 4242, ppid: 4000, comm: "python", uid: 1000, threads: 24, ticks: 5000, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu0Files), fds: gpu0Files},
+	{pid: 4243, ppid: 4242, comm: "python", uid: 1000, threads: 2, ticks: 800, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu0Files), fds: gpu0Files},
+	{pid: 4244, ppid: 4242, comm: "python", uid: 1000, threads: 2, ticks: 810, cmdline: train, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu0Files), fds: gpu0Files},
 	// CUDA torch loaded, CUDA never initialised, not on any GPU.
 	{pid: 5001, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: []string{venv + "/bin/python", "train_forgot_cuda.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA)},
 	// A CPU-only wheel in another venv.
 	{pid: 5101, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: []string{cpuVenv + "/bin/python", "train.py"},
 		environ: []string{"HOME=/home/ada", "PATH=" + cpuVenv + "/bin:/usr/bin:/bin", "VIRTUAL_ENV=" + cpuVenv}, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCPU)},
 	// CUDA_VISIBLE_DEVICES="" hides the GPUs.
-	{pid: 5201, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: train, environ: withEnv("CUDA_VISIBLE_DEVICES="), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
+	{pid: 5201, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: train, environ: withEnv("CUDA_VISIBLE_DEVICES="), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda), fds: []string{"/dev/nvidiactl"}},
 	// On GPU 1, but the GPU idles while the main process loads data.
-	{pid: 5301, ppid: 4000, comm: "python", uid: 1000, threads: 12, ticks: 9000, cmdline: []string{venv + "/bin/python", "train_slow_loader.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
+	{pid: 5301, ppid: 4000, comm: "python", uid: 1000, threads: 12, ticks: 9000, cmdline: []string{venv + "/bin/python", "train_slow_loader.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
 	// Another user's training: its maps, environ and exe cannot be read.
 	{pid: 5401, ppid: 1, comm: "python3", uid: 1001, threads: 16, ticks: 1200, cmdline: []string{"python3", "train.py"}, environ: []string{"HOME=/home/bob"}, exe: "/usr/bin/python3.12", cwd: "/home/bob", maps: cat(baseLibs, torchCUDA, libcuda)},
 	// TensorFlow built for CUDA, running without its CUDA libraries.
@@ -101,25 +115,60 @@ var fakeProcs = []fakeProc{
 	{pid: 5700, ppid: 4000, comm: "torchrun", uid: 1000, threads: 4, ticks: 300, cmdline: []string{venv + "/bin/python", venv + "/bin/torchrun", "--nproc-per-node=2", "train.py"},
 		environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA)},
 	{pid: 5701, ppid: 5700, comm: "python", uid: 1000, threads: 20, ticks: 4000, cmdline: []string{venv + "/bin/python", "-u", "train.py"},
-		environ: withEnv("RANK=0", "LOCAL_RANK=0", "WORLD_SIZE=2"), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, []string{venvSite + "/nvidia/nccl/lib/libnccl.so.2"})},
+		environ: withEnv("RANK=0", "LOCAL_RANK=0", "WORLD_SIZE=2"), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, []string{venvSite + "/nvidia/nccl/lib/libnccl.so.2"}, gpu0Files), fds: gpu0Files},
 	{pid: 5702, ppid: 5700, comm: "python", uid: 1000, threads: 20, ticks: 4100, cmdline: []string{venv + "/bin/python", "-u", "train.py"},
-		environ: withEnv("RANK=1", "LOCAL_RANK=1", "WORLD_SIZE=2"), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, []string{venvSite + "/nvidia/nccl/lib/libnccl.so.2"})},
+		environ: withEnv("RANK=1", "LOCAL_RANK=1", "WORLD_SIZE=2"), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, []string{venvSite + "/nvidia/nccl/lib/libnccl.so.2"}, gpu1Files), fds: gpu1Files},
 	// A short run that ends while it is watched.
 	{pid: 5800, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 100, cmdline: []string{venv + "/bin/python", "quick.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda)},
 	// Debian's python3-torch (CPU-only) run by the system Python.
 	{pid: 5900, ppid: 4000, comm: "python3", uid: 1000, threads: 3, ticks: 600, cmdline: []string{"/usr/bin/python3", "train_cpu.py"},
 		environ: []string{"HOME=/home/ada", "PATH=/usr/bin:/bin"}, exe: "/usr/bin/python3.11", cwd: "/home/ada/project", maps: debTorch},
-	// A Python that has loaded no framework (yet).
+	// A Python that has loaded no framework (and never will).
 	{pid: 6000, ppid: 4000, comm: "python3", uid: 1000, threads: 1, ticks: 10, cmdline: []string{"/usr/bin/python3", "-m", "http.server"},
 		environ: []string{"HOME=/home/ada", "PATH=/usr/bin:/bin"}, exe: "/usr/bin/python3.11", cwd: "/home/ada", maps: []string{"/usr/bin/python3.11"}},
+	// Started as `env CUDA_VISIBLE_DEVICES= python train.py`: after the
+	// exec (the test writes the env stage first). CUDA started and opened no GPU.
+	{pid: 6100, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: train, environ: withEnv("CUDA_VISIBLE_DEVICES="), exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA, libcuda), fds: []string{"/dev/nvidiactl"}, ago: 2 * time.Second},
+	// An idle Jupyter kernel that imported a CUDA torch.
+	{pid: 6200, ppid: 4000, comm: "python", uid: 1000, threads: 12, ticks: 300, cmdline: []string{venv + "/bin/python", "-m", "ipykernel_launcher", "-f", "/home/ada/.local/share/jupyter/runtime/kernel-6200.json"},
+		environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA)},
+	// Not Python at all.
+	{pid: 6300, ppid: 4000, comm: "sleep", uid: 1000, threads: 1, ticks: 0, cmdline: []string{"/bin/sleep", "1000"}, environ: adaEnv, exe: "/usr/bin/sleep", cwd: "/home/ada/project",
+		maps: []string{"/usr/bin/sleep", "/usr/lib/x86_64-linux-gnu/libc.so.6"}},
+	// Started 5 s ago: torch imported, CUDA not touched yet.
+	{pid: 6400, ppid: 4000, comm: "python", uid: 1000, threads: 6, ticks: 400, cmdline: []string{venv + "/bin/python", "train.py", "--data", "big/"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA), ago: 5 * time.Second},
+	// A shell script whose child trains (CUDA_VISIBLE_DEVICES=-1 in the child's environment only).
+	{pid: 6500, ppid: 4000, comm: "bash", uid: 1000, threads: 1, ticks: 5, cmdline: []string{"/bin/bash", "run.sh"}, environ: adaEnv, exe: "/usr/bin/bash", cwd: "/home/ada/project", maps: []string{"/usr/bin/bash"}},
+	{pid: 6501, ppid: 6500, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: train, environ: withEnv("CUDA_VISIBLE_DEVICES=-1"), exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA, libcuda), fds: []string{"/dev/nvidiactl"}},
+	// gpuwizard's own trainer, told to use the CPU.
+	{pid: 6600, ppid: 4000, comm: "gpuwizard", uid: 1000, threads: 8, ticks: 2000, cmdline: []string{"/home/ada/bin/gpuwizard", "train", "--device", "cpu", "--epochs", "3"}, environ: adaEnv, exe: "/home/ada/bin/gpuwizard", cwd: "/home/ada/project",
+		maps: []string{"/home/ada/bin/gpuwizard", "/usr/lib/x86_64-linux-gnu/libc.so.6"}},
+	// A Hugging Face script told --no_cuda.
+	{pid: 6700, ppid: 4000, comm: "python", uid: 1000, threads: 9, ticks: 900, cmdline: []string{venv + "/bin/python", "run_glue.py", "--model_name_or_path", "bert-base-cased", "--no_cuda"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA)},
+	// On GPU 1 with four DataLoader workers that the test keeps busy while the main process waits.
+	{pid: 6800, ppid: 4000, comm: "python", uid: 1000, threads: 20, ticks: 3000, cmdline: []string{venv + "/bin/python", "train_augment.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
+	{pid: 6801, ppid: 6800, comm: "python", uid: 1000, threads: 2, ticks: 1000, cmdline: []string{venv + "/bin/python", "train_augment.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
+	{pid: 6802, ppid: 6800, comm: "python", uid: 1000, threads: 2, ticks: 1000, cmdline: []string{venv + "/bin/python", "train_augment.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
+	{pid: 6803, ppid: 6800, comm: "python", uid: 1000, threads: 2, ticks: 1000, cmdline: []string{venv + "/bin/python", "train_augment.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
+	{pid: 6804, ppid: 6800, comm: "python", uid: 1000, threads: 2, ticks: 1000, cmdline: []string{venv + "/bin/python", "train_augment.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA, libcuda, gpu1Files), fds: gpu1Files},
+	// In a container (the test adds /.dockerenv): NVML lists it as host PID 31337 on GPU 0.
+	{pid: 6900, ppid: 4000, comm: "python", uid: 1000, threads: 24, ticks: 5000, cmdline: []string{venv + "/bin/python", "train_in_container.py"}, environ: adaEnv, exe: "/usr/bin/python3.12", cwd: "/home/ada/project",
+		maps: cat(baseLibs, torchCUDA, libcuda, gpu0Files), fds: gpu0Files},
 }
 
 // fakeFiles are the machine's other files: users, CPUs, a GPU on PCI, and
 // the Python environments the processes run.
 var fakeFiles = map[string]string{
-	"etc/passwd":                                                                "root:x:0:0:root:/root:/bin/bash\nada:x:1000:1000:Ada:/home/ada:/bin/bash\nbob:x:1001:1001:Bob:/home/bob:/bin/bash\n",
-	"etc/os-release":                                                            "ID=ubuntu\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\n",
-	"proc/stat":                                                                 "cpu  1 2 3 4\ncpu0 1 2 3 4\ncpu1 1 2 3 4\ncpu2 1 2 3 4\ncpu3 1 2 3 4\ncpu4 1 2 3 4\ncpu5 1 2 3 4\ncpu6 1 2 3 4\ncpu7 1 2 3 4\nintr 0\n",
+	"etc/passwd":     "root:x:0:0:root:/root:/bin/bash\nada:x:1000:1000:Ada:/home/ada:/bin/bash\nbob:x:1001:1001:Bob:/home/bob:/bin/bash\n",
+	"etc/os-release": "ID=ubuntu\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\n",
+	"proc/stat":      "cpu  1 2 3 4\ncpu0 1 2 3 4\ncpu1 1 2 3 4\ncpu2 1 2 3 4\ncpu3 1 2 3 4\ncpu4 1 2 3 4\ncpu5 1 2 3 4\ncpu6 1 2 3 4\ncpu7 1 2 3 4\nintr 0\nbtime " + fmt.Sprint(bootTime) + "\n",
+	"proc/driver/nvidia/gpus/0000:01:00.0/information":                          "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 140\nBus Location: \t 0000:01:00.0\nDevice Minor: \t 0\n",
+	"proc/driver/nvidia/gpus/0000:02:00.0/information":                          "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 141\nBus Location: \t 0000:02:00.0\nDevice Minor: \t 1\n",
 	"proc/sys/kernel/osrelease":                                                 "6.8.0-45-generic\n",
 	"proc/modules":                                                              "nvidia_uvm 1867776 0 - Live 0x0000000000000000 (PO)\nnvidia 62783488 21 nvidia_uvm, Live 0x0000000000000000 (PO)\n",
 	"proc/driver/nvidia/version":                                                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 10:00:00 UTC 2025\n",
@@ -171,13 +220,21 @@ func (p fakeProc) stat() string {
 	fields[4], fields[5], fields[7] = fmt.Sprint(p.pid), fmt.Sprint(p.ppid), "-1"
 	fields[13] = fmt.Sprint(p.ticks)
 	fields[19] = fmt.Sprint(p.threads)
-	fields[21] = fmt.Sprint(1000 + p.pid + int(p.start))
+	fields[21] = fmt.Sprint(p.startTicks())
 	return strings.Join(fields, " ") + "\n"
 }
 
+// startTicks is the process's start in clock ticks after boot.
+func (p fakeProc) startTicks() uint64 {
+	if p.ago > 0 {
+		return uint64(86400*100 - p.ago.Milliseconds()/10)
+	}
+	return 1000 + uint64(p.pid) + p.start
+}
+
 func (p fakeProc) status() string {
-	return fmt.Sprintf("Name:\t%s\nState:\t%c\nPid:\t%d\nPPid:\t%d\nUid:\t%d\t%d\t%d\t%d\nThreads:\t%d\nCpus_allowed_list:\t0-7\n",
-		p.comm, 'S', p.pid, p.ppid, p.uid, p.uid, p.uid, p.uid, p.threads)
+	return fmt.Sprintf("Name:\t%s\nState:\t%c\nPid:\t%d\nPPid:\t%d\nUid:\t%d\t%d\t%d\t%d\nThreads:\t%d\nNSpid:\t%d\nCpus_allowed_list:\t0-7\n",
+		p.comm, 'S', p.pid, p.ppid, p.uid, p.uid, p.uid, p.uid, p.threads, p.pid)
 }
 
 func (p fakeProc) mapsText() string {
@@ -237,19 +294,57 @@ func buildRoot(t testing.TB, dir string) {
 		link(rel, target)
 	}
 	for _, p := range fakeProcs {
-		d := fmt.Sprintf("proc/%d/", p.pid)
-		write(d+"stat", p.stat())
-		write(d+"status", p.status())
-		write(d+"cmdline", nul(p.cmdline))
-		write(d+"environ", nul(p.environ))
-		write(d+"maps", p.mapsText())
-		if p.exe != "" {
-			link(d+"exe", p.exe)
-		}
-		if p.cwd != "" {
-			link(d+"cwd", p.cwd)
+		for rel, f := range procFiles(p) {
+			if f.Mode&fs.ModeSymlink != 0 {
+				link(rel, string(f.Data))
+			} else {
+				write(rel, string(f.Data))
+			}
 		}
 	}
+}
+
+// procFiles are one process's /proc files, by path under the root;
+// symbolic links are MapFiles of mode fs.ModeSymlink whose data is the
+// target.
+func procFiles(p fakeProc) fstest.MapFS {
+	d := fmt.Sprintf("proc/%d/", p.pid)
+	m := fstest.MapFS{}
+	file := func(rel, content string) { m[d+rel] = &fstest.MapFile{Data: []byte(content), Mode: 0o644} }
+	link := func(rel, target string) {
+		m[d+rel] = &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink | 0o777}
+	}
+	file("stat", p.stat())
+	file("status", p.status())
+	file("cmdline", nul(p.cmdline))
+	file("environ", nul(p.environ))
+	file("maps", p.mapsText())
+	if p.exe != "" {
+		link("exe", p.exe)
+	}
+	if p.cwd != "" {
+		link("cwd", p.cwd)
+	}
+	link("fd/0", "/dev/null")
+	for i, f := range p.fds {
+		link(fmt.Sprintf("fd/%d", i+3), f)
+	}
+	file(fmt.Sprintf("task/%d/children", p.pid), childrenOf(p.pid))
+	file("cgroup", "0::/user.slice/user-1000.slice/session-2.scope\n")
+	file("schedstat", fmt.Sprintf("%d 0 100\n", p.ticks*10_000_000))
+	return m
+}
+
+// childrenOf is /proc/PID/task/PID/children: the children's PIDs, each
+// followed by a space.
+func childrenOf(pid int) string {
+	var b strings.Builder
+	for _, c := range fakeProcs {
+		if c.ppid == pid {
+			fmt.Fprintf(&b, "%d ", c.pid)
+		}
+	}
+	return b.String()
 }
 
 // snapshotTree reads a tree into path → content ("-> target" for links).
@@ -313,8 +408,22 @@ func TestFakeRoot(t *testing.T) {
 	}
 }
 
-// copyRoot copies testdata/root to a temporary folder a test may change.
-func copyRoot(t testing.TB) string {
+// isPIDPath reports whether rel (slash-separated) is under proc/<pid>.
+func isPIDPath(rel string) bool {
+	rest, ok := strings.CutPrefix(rel, "proc/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	_, err := strconv.Atoi(first)
+	return err == nil
+}
+
+// copyBase copies testdata/root but its processes to a temporary folder a
+// test may change: the files the doctor's probe reads by path. The
+// processes live in memory (machineFS): thousands of small files are slow
+// to copy.
+func copyBase(t testing.TB) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir("testdata/root", func(p string, d fs.DirEntry, err error) error {
@@ -322,6 +431,12 @@ func copyRoot(t testing.TB) string {
 			return err
 		}
 		rel, _ := filepath.Rel("testdata/root", p)
+		if isPIDPath(filepath.ToSlash(rel)) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		target := filepath.Join(dst, rel)
 		switch {
 		case d.IsDir():
@@ -346,20 +461,58 @@ func copyRoot(t testing.TB) string {
 	return dst
 }
 
-// setTicks rewrites a process's CPU time in a copied root.
-func setTicks(t testing.TB, root string, pid int, ticks uint64) {
-	t.Helper()
+// fakeProcsFS is every fake process's /proc files.
+func fakeProcsFS() fstest.MapFS {
+	m := fstest.MapFS{}
 	for _, p := range fakeProcs {
-		if p.pid == pid {
-			p.ticks = ticks
-			if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("proc/%d/stat", pid)), []byte(p.stat()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
+		maps.Copy(m, procFiles(p))
 	}
-	t.Fatalf("no fake process %d", pid)
+	return m
 }
+
+// machineFS is the fake machine as the watcher reads it: the processes
+// from memory, every other file from the disk copy.
+type machineFS struct {
+	disk  fs.FS
+	procs fstest.MapFS
+}
+
+func (m machineFS) pick(name string) fs.FS {
+	if isPIDPath(name) {
+		return m.procs
+	}
+	return m.disk
+}
+
+func (m machineFS) Open(name string) (fs.File, error)    { return m.pick(name).Open(name) }
+func (m machineFS) ReadFile(name string) ([]byte, error) { return fs.ReadFile(m.pick(name), name) }
+func (m machineFS) Stat(name string) (fs.FileInfo, error) {
+	return fs.Stat(m.pick(name), name)
+}
+func (m machineFS) ReadLink(name string) (string, error) {
+	return m.pick(name).(fs.ReadLinkFS).ReadLink(name)
+}
+func (m machineFS) Lstat(name string) (fs.FileInfo, error) {
+	return m.pick(name).(fs.ReadLinkFS).Lstat(name)
+}
+
+// ReadDir merges /proc's process folders into the disk's.
+func (m machineFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name != "proc" {
+		return fs.ReadDir(m.pick(name), name)
+	}
+	disk, err := fs.ReadDir(m.disk, name)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := fs.ReadDir(m.procs, name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return append(disk, mem...), nil
+}
+
+var _ fs.ReadLinkFS = machineFS{}
 
 func fakeProcByPID(pid int) fakeProc {
 	for _, p := range fakeProcs {

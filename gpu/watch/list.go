@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
 
 // Candidate is a process that looks like training: a Python with torch,
-// TensorFlow or JAX loaded, or Ultralytics' yolo. Its children (DataLoader
+// TensorFlow or JAX loaded, Ultralytics' yolo, or gpuwizard train. Its children (DataLoader
 // workers, torchrun ranks) are counted in.
 type Candidate struct {
 	PID        int      `json:"pid"`
 	Command    string   `json:"command"`
-	Frameworks []string `json:"frameworks"` // "torch (CUDA)", "torch (CPU-only)", "tensorflow", "yolo"
+	Frameworks []string `json:"frameworks"` // "torch (CUDA)", "torch (CPU-only)", "tensorflow", "yolo", "gpuwizard (CUDA)"
 	Children   int      `json:"children"`
 	Threads    int      `json:"threads"`
 	CPUPct     float64  `json:"cpu_pct"` // the tree, since the previous List; -1 on the first
@@ -31,11 +30,12 @@ type Candidate struct {
 type Lister struct {
 	mu    sync.Mutex
 	o     Options
-	fs    procFS
+	src   source
+	err   error
 	gpus  *gpuReader
 	uid   int
 	self  int
-	prev  map[int][2]uint64 // PID → ticks, start time
+	prev  map[int]prevCPU // PID → CPU time, start time
 	prevT time.Time
 	libs  map[int]listLibs // PID → what its maps showed, refreshed now and then
 }
@@ -50,8 +50,9 @@ type listLibs struct {
 // machine opts names, leaving out this program's own process.
 func NewLister(opts Options, uid int) *Lister {
 	opts.fill()
-	return &Lister{o: opts, fs: procFS{opts.FS}, gpus: newGPUReader(opts.NVML), uid: uid, self: os.Getpid(),
-		prev: map[int][2]uint64{}, libs: map[int]listLibs{}}
+	src, err := nativeSource(&opts)
+	return &Lister{o: opts, src: src, err: err, gpus: newGPUReader(opts.NVML), uid: uid, self: os.Getpid(),
+		prev: map[int]prevCPU{}, libs: map[int]listLibs{}}
 }
 
 // Close releases NVML.
@@ -68,19 +69,22 @@ func (l *Lister) List(ctx context.Context) ([]Candidate, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.err != nil {
+		return nil, l.err
+	}
 	now := l.o.Now()
-	table, err := l.fs.table()
+	table, err := l.src.table()
 	if err != nil {
 		return nil, err
 	}
 	_, _, devs := l.gpus.read()
-	elapsed := now.Sub(l.prevT).Seconds()
-	next := map[int][2]uint64{}
+	elapsed := now.Sub(l.prevT)
+	next := map[int]prevCPU{}
 	cpu := map[int]float64{}
 	for pid, pr := range table {
-		next[pid] = [2]uint64{pr.Ticks, pr.StartTime}
-		if p, ok := l.prev[pid]; ok && p[1] == pr.StartTime && elapsed > 0 && pr.Ticks >= p[0] && !l.prevT.IsZero() {
-			cpu[pid] = float64(pr.Ticks-p[0]) / float64(l.o.ClockTicks) / elapsed * 100
+		next[pid] = prevCPU{cpu: pr.CPU, start: pr.StartTime}
+		if p, ok := l.prev[pid]; ok && p.start == pr.StartTime && elapsed > 0 && pr.CPU >= p.cpu && !l.prevT.IsZero() {
+			cpu[pid] = float64(pr.CPU-p.cpu) / float64(elapsed) * 100
 		} else {
 			cpu[pid] = -1
 		}
@@ -96,7 +100,7 @@ func (l *Lister) List(ctx context.Context) ([]Candidate, error) {
 		if pid == l.self || pr.zombie() {
 			continue
 		}
-		full, err := l.fs.stat(pid)
+		full, err := l.src.proc(pid)
 		if err != nil || len(full.Cmdline) == 0 || (l.uid >= 0 && full.UID != l.uid) {
 			continue
 		}
@@ -172,17 +176,15 @@ func sortedPIDs(t map[int]proc) []int {
 // frameworks says what makes a process look like training: the
 // frameworks it has loaded, or Ultralytics' yolo command.
 func (l *Lister) frameworks(now time.Time, pr proc) []string {
-	name := baseName(pr.Cmdline[0])
-	yolo := pr.Comm == "yolo" || name == "yolo" || (len(pr.Cmdline) > 1 && baseName(pr.Cmdline[1]) == "yolo")
-	python := strings.HasPrefix(name, "python") || strings.HasPrefix(pr.Comm, "python") || strings.HasPrefix(pr.Comm, "pt_") || yolo ||
-		name == "torchrun" || (len(pr.Cmdline) > 1 && baseName(pr.Cmdline[1]) == "torchrun")
-	if !python {
+	yolo := pr.Comm == "yolo" || programBase(pr.Cmdline[0]) == "yolo" || (len(pr.Cmdline) > 1 && programBase(pr.Cmdline[1]) == "yolo")
+	own := gpuwizardTrain(pr)
+	if !pythonLike(pr) && !own {
 		return nil
 	}
 	ll, ok := l.libs[pr.PID]
 	if !ok || ll.start != pr.StartTime || (now.Sub(ll.at) >= mapsRefresh && !ll.kinds[LibTorchCPU] && !ll.kinds[LibTensorFlow]) {
 		ll = listLibs{start: pr.StartTime, at: now, kinds: map[string]bool{}}
-		if files, err := l.fs.mappedFiles(pr.PID); err == nil {
+		if files, err := l.src.modules(pr.PID); err == nil {
 			for _, f := range files {
 				if k := libKind(f); k != "" {
 					ll.kinds[k] = true
@@ -208,6 +210,13 @@ func (l *Lister) frameworks(now time.Time, pr proc) []string {
 	}
 	if yolo {
 		out = append(out, "yolo")
+	}
+	if own {
+		if ll.kinds[LibCUDA] {
+			out = append(out, "gpuwizard (CUDA)")
+		} else {
+			out = append(out, "gpuwizard")
+		}
 	}
 	return out
 }

@@ -26,12 +26,18 @@ type device struct {
 	Index       int
 	Name        string
 	UUID        string
-	Util        int  // percent busy over NVML's last sample period
-	UtilOK      bool // the GPU reported it
+	BusID       string // "0000:01:00.0"; "" unknown
+	Util        int    // percent busy over NVML's last sample period
+	UtilOK      bool   // the GPU reported it
+	UtilErr     nvml.Return
 	MemUsedMiB  uint64
 	MemTotalMiB uint64
+	MemOK       bool           // the GPU reported its memory
+	MIG         bool           // MIG mode is on
 	Procs       map[int]uint64 // compute processes: PID → MiB
+	MemNA       map[int]bool   // processes whose memory NVML does not know (WDDM, WSL)
 	ProcsOK     bool           // the GPU listed its compute processes
+	ProcsErr    nvml.Return    // why it did not
 }
 
 // gpuReader reads NVML for the watch. NVML starts once; a failure to
@@ -85,19 +91,32 @@ func (g *gpuReader) read() (status, errText string, devs []device) {
 }
 
 func readDevice(i int, d nvml.Device) device {
-	dv := device{Index: i, Procs: map[int]uint64{}}
+	dv := device{Index: i, Procs: map[int]uint64{}, MemNA: map[int]bool{}}
 	dv.Name, _ = call(d.GetName)
 	dv.UUID, _ = call(d.GetUUID)
-	if u, r := call(d.GetUtilizationRates); r == nvml.Success {
+	if b, r := call(d.GetPCIBusID); r == nvml.Success && b != "" {
+		dv.BusID = normBusID(b)
+	}
+	var u nvml.Utilization
+	if u, dv.UtilErr = call(d.GetUtilizationRates); dv.UtilErr == nvml.Success {
 		dv.Util, dv.UtilOK = int(u.GPU), true
 	}
-	if m, r := call(d.GetMemoryInfo); r == nvml.Success {
-		dv.MemUsedMiB, dv.MemTotalMiB = m.Used>>20, m.Total>>20
+	if m, r := call(d.GetMemoryInfo); r == nvml.Success && m.Total != nvml.ValueNotAvailable && m.Total > 0 {
+		dv.MemTotalMiB, dv.MemOK = m.Total>>20, m.Used != nvml.ValueNotAvailable
+		if dv.MemOK {
+			dv.MemUsedMiB = m.Used >> 20
+		}
 	}
-	if ps, r := call(d.GetComputeRunningProcesses); r == nvml.Success {
+	mig, err := call(func() (int, nvml.Return) { cur, _, r := d.GetMigMode(); return cur, r })
+	dv.MIG = err == nvml.Success && mig == nvml.MIGEnable
+	var ps []nvml.ProcessInfo
+	if ps, dv.ProcsErr = call(d.GetComputeRunningProcesses); dv.ProcsErr == nvml.Success {
 		dv.ProcsOK = true
 		for _, p := range ps {
 			dv.Procs[int(p.PID)] += p.UsedMiB()
+			if p.UsedGPUMemory == nvml.ValueNotAvailable {
+				dv.MemNA[int(p.PID)] = true
+			}
 		}
 	}
 	return dv

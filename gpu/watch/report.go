@@ -2,10 +2,8 @@ package watch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -19,31 +17,49 @@ type State string
 
 // The states of a watched process.
 const (
-	StateGPU        State = "gpu"         // on a GPU and busy enough
-	StateStarved    State = "gpu_starved" // on a GPU, but it idles while the CPU is saturated
-	StateCPU        State = "cpu"         // not on a GPU; the findings say why
-	StatePermission State = "permission"  // another user's process: it cannot be read
-	StateExited     State = "exited"      // the process has ended (Report.Summary says how it went)
-	StateUnknown    State = "unknown"     // nothing read yet
+	StateGPU         State = "gpu"          // on a GPU and busy (or seen there through its device files)
+	StateStarved     State = "gpu_starved"  // on a GPU, but it idles while the CPU side is saturated
+	StateIdle        State = "idle"         // doing nothing: on a GPU it holds memory, off one it holds none
+	StateSettingUp   State = "setting_up"   // young, no GPU context yet: importing, building the dataset, downloading
+	StateCPU         State = "cpu"          // not on a GPU; the findings say why
+	StateNotTraining State = "not_training" // no framework, no CUDA, not a training command
+	StatePermission  State = "permission"   // another user's process: it cannot be read
+	StateExited      State = "exited"       // the process has ended (Report.Summary says how it went)
+	StateUnknown     State = "unknown"      // nothing read yet
+)
+
+// How GPU use was seen (GPUUse.Seen).
+const (
+	SeenNVML   = "nvml"        // NVML lists the process by its PID
+	SeenDevice = "device_file" // only its GPU device files show it (a container, WSL 2, MIG)
 )
 
 // Report is one verdict about the watched process, with its evidence. It
 // is written as one JSON object per line by `gpuwizard watch --json`.
 type Report struct {
 	Time     time.Time `json:"time"`
-	ElapsedS float64   `json:"elapsed_s"` // since the watch began
+	ElapsedS float64   `json:"elapsed_s"`       // since the watch began
+	AgeS     float64   `json:"age_s,omitempty"` // since the process started, when known
 	PID      int       `json:"pid"`
-	Command  string    `json:"command,omitempty"`
-	Alive    bool      `json:"alive"`
-	// OnGPU says whether the process or one of its children is among a
-	// GPU's compute processes (for an ended process: at its last reading).
-	OnGPU       bool              `json:"on_gpu"`
-	State       State             `json:"state"`
-	Verdict     string            `json:"verdict"`
-	Cause       gpu.Cause         `json:"cause,omitempty"` // the cause of the first finding that is not ok
+	// AskedPID is the PID asked for when the watch led from it (a
+	// DataLoader worker, a rank) to the training's main process, PID.
+	AskedPID int    `json:"asked_pid,omitempty"`
+	Command  string `json:"command,omitempty"`
+	Alive    bool   `json:"alive"`
+	// OnGPU says whether the process or one of its children uses a GPU:
+	// NVML lists it, or (in a container, under WSL 2, with MIG) its device
+	// files show it (for an ended process: at its last reading).
+	OnGPU   bool      `json:"on_gpu"`
+	State   State     `json:"state"`
+	Verdict string    `json:"verdict"`
+	Cause   gpu.Cause `json:"cause,omitempty"` // the cause of the first finding that is not ok
+	// Unseen lists what could not be seen (per-process memory under WSL 2,
+	// which PID is which in a container, utilisation under MIG).
+	Unseen      []string          `json:"unseen,omitempty"`
 	GPUs        []GPUUse          `json:"gpus,omitempty"`
 	CPU         CPUUse            `json:"cpu"`
 	Processes   []Process         `json:"processes,omitempty"` // the watched process first, then its children
+	Devices     []string          `json:"devices,omitempty"`   // GPU device files the tree holds open or maps
 	Libraries   []Lib             `json:"libraries"`           // loaded libraries of interest
 	Frameworks  []Framework       `json:"frameworks,omitempty"`
 	Interpreter string            `json:"interpreter,omitempty"` // the Python it runs, as the doctor reads it
@@ -51,44 +67,53 @@ type Report struct {
 	NVML        string            `json:"nvml"`                  // NVML's status: "ok", "library_not_found", ...
 	Findings    []gpu.Finding     `json:"findings"`
 	Evidence    []string          `json:"evidence"`
-	Final       bool              `json:"final,omitempty"` // the last report of a watch
-	Summary     *Summary          `json:"summary,omitempty"`
-
-	early bool
+	// Settled is set by `watch --once`: whether the state settled (the
+	// same verdict for a while, not setting up) within its window.
+	Settled *bool    `json:"settled,omitempty"`
+	Final   bool     `json:"final,omitempty"` // the last report of a watch
+	Summary *Summary `json:"summary,omitempty"`
 }
 
 // GPUUse is the watched tree's use of one GPU.
 type GPUUse struct {
 	Index int    `json:"index"`
 	Name  string `json:"name,omitempty"`
+	// Seen is how the use was seen: "nvml" (by PID) or "device_file".
+	Seen string `json:"seen"`
 	// UtilizationPct is the GPU's mean utilisation over the window (the
-	// whole GPU: other processes count too); nil before NVML reported one.
-	UtilizationPct *float64 `json:"utilization_pct,omitempty"`
-	UtilHistory    []int    `json:"utilization_history,omitempty"` // the window's readings, oldest first
-	ProcessMiB     uint64   `json:"process_mib"`                   // the tree's memory on it
-	MemoryUsedMiB  uint64   `json:"memory_used_mib"`
-	MemoryTotalMiB uint64   `json:"memory_total_mib"`
-	PIDs           []int    `json:"pids"` // the tree's processes NVML lists on it
+	// whole GPU: other processes count too); nil when NVML reports none.
+	UtilizationPct     *float64 `json:"utilization_pct,omitempty"`
+	UtilHistory        []int    `json:"utilization_history,omitempty"` // the window's readings, oldest first
+	ProcessMiB         uint64   `json:"process_mib"`                   // the tree's memory on it
+	ProcessMemoryKnown bool     `json:"process_memory_known"`          // false under WDDM and WSL 2, and when seen through device files
+	MemoryUsedMiB      uint64   `json:"memory_used_mib"`
+	MemoryTotalMiB     uint64   `json:"memory_total_mib"`
+	PIDs               []int    `json:"pids,omitempty"` // the tree's processes NVML lists on it
 }
 
 // CPUUse is the tree's CPU use, averaged over the window. 100 % is one core.
 type CPUUse struct {
-	Percent     float64 `json:"percent"`
-	MainPercent float64 `json:"main_percent"` // the watched process alone
-	Cores       int     `json:"cores"`        // the CPUs it may run on
-	Threads     int     `json:"threads"`      // in the whole tree
-	Measured    bool    `json:"measured"`     // false until two readings were taken
+	Percent        float64  `json:"percent"`
+	MainPercent    float64  `json:"main_percent"`              // the watched process alone
+	Cores          int      `json:"cores"`                     // the CPUs it may run on (its affinity)
+	CgroupCores    float64  `json:"cgroup_cores,omitempty"`    // its cgroup's CPU limit (Docker --cpus), when set
+	ThrottledPct   *float64 `json:"throttled_pct,omitempty"`   // periods its cgroup throttled it in
+	RunQueueWait   *float64 `json:"run_queue_wait,omitempty"`  // the most any process of the tree waited for a CPU (% of the time)
+	WorkersPercent *float64 `json:"workers_percent,omitempty"` // the mean of its DataLoader workers
+	Threads        int      `json:"threads"`                   // in the whole tree
+	Measured       bool     `json:"measured"`                  // false until two readings were taken
 }
 
 // Process is one process of the watched tree.
 type Process struct {
-	PID        int     `json:"pid"`
-	PPID       int     `json:"ppid"`
-	Role       string  `json:"role"` // "main", "worker" (a DataLoader worker), "rank N" (torchrun), "child"
-	Command    string  `json:"command"`
-	Threads    int     `json:"threads"`
-	CPUPercent float64 `json:"cpu_percent"` // since the previous reading
-	GPUMiB     uint64  `json:"gpu_mib,omitempty"`
+	PID        int      `json:"pid"`
+	PPID       int      `json:"ppid"`
+	Role       string   `json:"role"` // "main", "worker" (a DataLoader worker), "rank N" (torchrun), "child"
+	Command    string   `json:"command"`
+	Threads    int      `json:"threads"`
+	CPUPercent float64  `json:"cpu_percent"` // since the previous reading
+	GPUMiB     uint64   `json:"gpu_mib,omitempty"`
+	Devices    []string `json:"devices,omitempty"` // GPU device files it holds open
 }
 
 // Framework is a deep-learning framework the process has loaded.
@@ -105,14 +130,15 @@ type Framework struct {
 type Summary struct {
 	DurationS     float64  `json:"duration_s"`
 	Readings      int      `json:"readings"`
-	OnGPUReadings int      `json:"on_gpu_readings"`
-	GPUs          []int    `json:"gpus,omitempty"` // the GPUs it was seen on
+	OnGPUReadings int      `json:"on_gpu_readings"` // readings in which NVML listed it by PID
+	GPUs          []int    `json:"gpus,omitempty"`  // the GPUs it was seen on
 	PeakGPUMiB    uint64   `json:"peak_gpu_mib,omitempty"`
 	MeanUtilPct   *float64 `json:"mean_utilization_pct,omitempty"` // of its GPUs, over the readings it was on them
 	MeanCPUPct    float64  `json:"mean_cpu_pct"`
 	PeakCPUPct    float64  `json:"peak_cpu_pct"`
 	LastVerdict   string   `json:"last_verdict"`
 	LastState     State    `json:"last_state"`
+	LastOnGPU     bool     `json:"last_on_gpu"`
 	Ended         bool     `json:"ended"`                 // the process ended (rather than the watch being stopped)
 	ExitStatus    *int     `json:"exit_status,omitempty"` // of a command watch started
 	Text          string   `json:"text"`
@@ -168,12 +194,15 @@ func (s *summaryAcc) add(r reading) {
 
 // Report judges the readings so far: where the process runs, why, and the
 // evidence. ctx bounds the doctor's probe of the machine (once per
-// Watcher).
+// Watcher, again after an exec that changed the environment).
 func (w *Watcher) Report(ctx context.Context) Report {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.o.Now()
 	rep := Report{Time: now.UTC(), PID: w.pid, Alive: w.first != nil && !w.ended, Libraries: []Lib{}, Findings: []gpu.Finding{}, Evidence: []string{}}
+	if w.asked != w.pid {
+		rep.AskedPID = w.asked
+	}
 	if !w.started.IsZero() {
 		rep.ElapsedS = round1(now.Sub(w.started).Seconds())
 	}
@@ -184,16 +213,26 @@ func (w *Watcher) Report(ctx context.Context) Report {
 	v := w.view(ctx)
 	j := judge(v)
 	rep.Command = v.command()
-	rep.OnGPU, rep.State, rep.Verdict, rep.Findings = j.onGPU, j.state, j.verdict, j.findings
+	if v.ageKnown {
+		rep.AgeS = round1(v.age.Seconds())
+	}
+	rep.OnGPU, rep.State, rep.Verdict, rep.Findings, rep.Unseen = j.onGPU, j.state, j.verdict, j.findings, j.unseen
 	for _, f := range j.findings {
 		if f.Severity != gpu.SevOK {
 			rep.Cause = f.Cause
 			break
 		}
 	}
+	if rep.State == StateSettingUp || rep.State == StateIdle || rep.State == StateNotTraining {
+		rep.Cause = ""
+	}
 	rep.GPUs = v.gpuUses()
-	rep.CPU = CPUUse{Percent: round1(v.cpuMean), MainPercent: round1(v.mainMean), Cores: v.cores, Threads: v.threads(), Measured: v.cpuOK}
+	if len(rep.GPUs) == 0 && j.onGPU {
+		rep.GPUs = v.deviceGPUUses(v.unseenGPUs())
+	}
+	rep.CPU = v.cpuUse()
 	rep.Processes = v.processes()
+	rep.Devices = v.dev.evidence()
 	rep.Libraries = append(rep.Libraries, v.libs...)
 	rep.Frameworks = v.frameworks
 	if v.interp != nil {
@@ -202,8 +241,11 @@ func (w *Watcher) Report(ctx context.Context) Report {
 	rep.Environ = v.cudaEnviron()
 	rep.NVML = v.nvml
 	rep.Evidence = v.evidence()
-	rep.early = rep.Alive && len(v.libs) == 0 && !isPermission(v.mapsErr) && v.looksPython()
-	w.sum.lastVerdict, w.sum.lastState, w.sum.lastOnGPU = rep.Verdict, rep.State, rep.OnGPU
+	if !w.ended || w.sum.lastVerdict == "" {
+		// The verdict of the last reading while it ran: a process that is
+		// ending unmaps its libraries, and is judged no more.
+		w.sum.lastVerdict, w.sum.lastState, w.sum.lastOnGPU = rep.Verdict, rep.State, rep.OnGPU
+	}
 	if w.ended {
 		rep.Final = true
 		rep.Summary = w.summary(now, true)
@@ -223,7 +265,8 @@ func (w *Watcher) Summary() Summary {
 
 func (w *Watcher) summary(now time.Time, ended bool) *Summary {
 	s := &Summary{Readings: w.sum.readings, OnGPUReadings: w.sum.onGPU, PeakGPUMiB: w.sum.peakMiB,
-		PeakCPUPct: round1(w.sum.cpuPeak), LastVerdict: w.sum.lastVerdict, LastState: w.sum.lastState, Ended: ended, ExitStatus: w.exit}
+		PeakCPUPct: round1(w.sum.cpuPeak), LastVerdict: w.sum.lastVerdict, LastState: w.sum.lastState, LastOnGPU: w.sum.lastOnGPU,
+		Ended: ended, ExitStatus: w.exit}
 	end := now
 	if ended && !w.endedAt.IsZero() {
 		end = w.endedAt
@@ -246,11 +289,19 @@ func (w *Watcher) summary(now time.Time, ended bool) *Summary {
 	return s
 }
 
+// commandName is the watched process's command for people: as read, or
+// as the caller started it when it ended before it could be read.
 func (w *Watcher) commandName() string {
-	if w.first == nil {
-		return ""
+	if w.first != nil && len(w.first.Cmdline) > 0 {
+		return shortCommand(w.first.Cmdline, w.first.Comm)
 	}
-	return shortCommand(w.first.Cmdline, w.first.Comm)
+	if len(w.command) > 0 {
+		return shortCommand(w.command, "")
+	}
+	if w.first != nil {
+		return shortCommand(nil, w.first.Comm)
+	}
+	return ""
 }
 
 // summaryText says how the watch went, in one paragraph.
@@ -270,15 +321,17 @@ func summaryText(pid int, cmd string, s *Summary) string {
 		fmt.Fprintf(&b, "%s, watched for %s", who, dur)
 	}
 	b.WriteString(". ")
+	last := ""
+	if s.LastVerdict != "" {
+		last = " (" + strings.TrimSuffix(s.LastVerdict, ".") + ")"
+	}
 	switch {
 	case s.Readings == 0:
 		b.WriteString("It was not read once.")
+	case s.OnGPUReadings == 0 && s.LastOnGPU:
+		fmt.Fprintf(&b, "NVML did not name it in %s, but its device files showed it on a GPU%s.", plural.Count(s.Readings, "reading"), last)
 	case s.OnGPUReadings == 0:
-		fmt.Fprintf(&b, "It was on no GPU in %s", plural.Count(s.Readings, "reading"))
-		if s.LastVerdict != "" {
-			b.WriteString(" (" + strings.TrimSuffix(s.LastVerdict, ".") + ")")
-		}
-		b.WriteString(".")
+		fmt.Fprintf(&b, "It was on no GPU in %s%s.", plural.Count(s.Readings, "reading"), last)
 	default:
 		var gs []string
 		for _, g := range s.GPUs {
@@ -301,184 +354,12 @@ func summaryText(pid int, cmd string, s *Summary) string {
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
-// view is what the judge sees: one process tree, its GPUs and the doctor.
-type view struct {
-	pid        int
-	first      proc
-	last       reading
-	hist       []reading
-	uid        int
-	user       string
-	exe, cwd   string
-	exeErr     error
-	mapsErr    error
-	environErr error
-	environ    map[string]string
-	libs       libSet
-	ever       map[string]Lib
-	nvml       string
-	nvmlErr    string
-	listed     map[int]map[int]uint64
-	cpuMean    float64
-	mainMean   float64
-	cpuOK      bool
-	cores      int
-	window     time.Duration
-	elapsed    time.Duration
-	facts      *gpu.Facts
-	diag       *gpu.Report
-	interp     *gpu.PythonEnv
-	frameworks []Framework
-	foreign    bool // NVML lists PIDs /proc does not have
-}
-
-func (w *Watcher) view(ctx context.Context) *view {
-	v := &view{pid: w.pid, first: *w.first, last: w.last, hist: w.hist, uid: w.first.UID,
-		exe: w.exe, cwd: w.cwd, exeErr: w.exeErr, mapsErr: w.mapsErr, environErr: w.environErr, environ: w.environ,
-		libs: w.libs(), ever: w.everLoaded, nvml: w.last.nvml, nvmlErr: w.last.nvmlErr, listed: w.last.listed(),
-		window: w.o.Window}
-	for _, d := range w.last.devs {
-		for pid := range d.Procs {
-			if _, err := w.fs.stat(pid); errors.Is(err, ErrNoProcess) {
-				v.foreign = true
-			}
-		}
-	}
-	if n := len(w.hist); n > 0 {
-		v.elapsed = w.hist[n-1].at.Sub(w.started)
-	}
-	if len(w.last.members) > 0 {
-		v.uid = w.last.members[0].UID
-	}
-	v.user = w.fs.userName(v.uid)
-	var cpuN, mainN int
-	for _, r := range w.hist {
-		if r.cpuOK {
-			v.cpuMean += r.cpuPct
-			v.mainMean += r.mainPct
-			cpuN++
-			mainN++
-		}
-	}
-	if cpuN > 0 {
-		v.cpuMean /= float64(cpuN)
-		v.mainMean /= float64(mainN)
-		v.cpuOK = true
-	}
-	v.cores = w.first.CPUs
-	if len(w.last.members) > 0 && w.last.members[0].CPUs > 0 {
-		v.cores = w.last.members[0].CPUs
-	}
-	if v.cores == 0 {
-		v.cores = w.numCPU
-	}
-	if v.cores == 0 {
-		v.cores = runtime.NumCPU()
-	}
-	v.facts, v.diag = w.doctor(ctx)
-	v.interp = w.interpreter()
-	v.frameworks = frameworks(v.libs, v.interp, w.allFiles())
-	return v
-}
-
-// frameworks names the frameworks the tree has loaded, with their builds
-// as the libraries and the interpreter's package files show them.
-func frameworks(libs libSet, env *gpu.PythonEnv, files []string) []Framework {
-	var out []Framework
-	pkgAt := func(names []string, site string) (gpu.Package, bool) {
-		if env == nil {
-			return gpu.Package{}, false
-		}
-		for _, pk := range env.Packages {
-			if gpu.Contains(names, pk.Name) && (site == "" || pk.Location == site) {
-				return pk, true
-			}
-		}
-		for _, n := range names {
-			if pk, ok := env.Package(n); ok {
-				return pk, true
-			}
-		}
-		return gpu.Package{}, false
-	}
-	if cpu, ok := libs.first(LibTorchCPU); ok {
-		fw := Framework{Name: "torch", Build: "cpu", Evidence: cpu.Path}
-		if l, ok := libs.first(LibTorchCUDA); ok {
-			fw.Build, fw.Evidence = "cuda", l.Path
-		} else if l, ok := libs.first(LibTorchHIP); ok {
-			fw.Build, fw.Evidence = "rocm", l.Path
-		}
-		site := frameworkSite(files, "torch")
-		if pk, ok := pkgAt([]string{"torch"}, site); ok {
-			fw.Version, fw.CUDA, fw.Location = pk.Version, pk.CUDA, pk.Location
-		}
-		out = append(out, fw)
-	}
-	if l, ok := libs.first(LibTensorFlow); ok {
-		fw := Framework{Name: "tensorflow", Build: "unknown", Evidence: l.Path}
-		site := frameworkSite(files, "tensorflow")
-		if pk, ok := pkgAt([]string{"tensorflow", "tensorflow-gpu", "tf-nightly", "tensorflow-intel", "tensorflow-cpu"}, site); ok {
-			fw.Version, fw.CUDA, fw.Location = pk.Version, pk.CUDA, pk.Location
-			switch {
-			case pk.CPUOnly:
-				fw.Build = "cpu"
-			case pk.CUDA != "":
-				fw.Build = "cuda"
-			}
-		}
-		out = append(out, fw)
-	}
-	if l, ok := libs.first(LibJAX); ok {
-		fw := Framework{Name: "jax", Build: "cpu", Evidence: l.Path}
-		if p, ok := libs.first(LibJAXCUDA); ok {
-			fw.Build, fw.Evidence = "cuda", p.Path
-		}
-		if pk, ok := pkgAt([]string{"jaxlib"}, ""); ok {
-			fw.Version, fw.CUDA, fw.Location = pk.Version, pk.CUDA, pk.Location
-			if pk.CUDA != "" {
-				fw.Build = "cuda"
-			}
-		}
-		out = append(out, fw)
-	}
-	return out
-}
-
-func (v *view) framework(name string) (Framework, bool) {
-	for _, f := range v.frameworks {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Framework{}, false
-}
-
-// looksPython: the tree runs a Python, yolo or torchrun, which will load
-// a framework.
-func (v *view) looksPython() bool {
-	for _, m := range v.last.members {
-		if strings.HasPrefix(m.Comm, "python") || m.Comm == "yolo" || m.Comm == "torchrun" {
-			return true
-		}
-		for i, a := range m.Cmdline {
-			if i > 1 {
-				break
-			}
-			if b := baseName(a); strings.HasPrefix(b, "python") || b == "yolo" || b == "torchrun" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (v *view) command() string { return shortCommand(v.first.Cmdline, v.first.Comm) }
-
 // shortCommand is a command line for people: the program's base name and
-// its arguments, cut at 160 characters.
+// its arguments, cut at 160 characters; the short name when the command
+// line is empty (a process that is ending).
 func shortCommand(cmdline []string, comm string) string {
 	if len(cmdline) == 0 {
-		return "[" + comm + "]"
+		return gpu.Sanitize(comm)
 	}
 	parts := append([]string{baseName(cmdline[0])}, cmdline[1:]...)
 	s := gpu.Sanitize(strings.Join(parts, " "))
@@ -488,107 +369,10 @@ func shortCommand(cmdline []string, comm string) string {
 	return s
 }
 
+// baseName is the last element of a Unix or Windows path.
 func baseName(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
 		return p[i+1:]
 	}
 	return p
 }
-
-func (v *view) threads() int {
-	n := 0
-	for _, m := range v.last.members {
-		n += m.Threads
-	}
-	return n
-}
-
-func (v *view) processes() []Process {
-	var out []Process
-	for _, m := range v.last.members {
-		p := Process{PID: m.PID, PPID: m.PPID, Role: m.Role, Command: shortCommand(m.Cmdline, m.Comm), Threads: m.Threads, CPUPercent: round1(m.CPUPct)}
-		for _, pids := range v.listed {
-			p.GPUMiB += pids[m.PID]
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// utilStat is one GPU's utilisation over the window.
-type utilStat struct {
-	mean float64
-	n    int
-	hist []int
-}
-
-func (v *view) util(index int) utilStat {
-	var s utilStat
-	for _, r := range v.hist {
-		for _, d := range r.devs {
-			if d.Index == index && d.UtilOK {
-				s.hist = append(s.hist, d.Util)
-				s.mean += float64(d.Util)
-				s.n++
-			}
-		}
-	}
-	if s.n > 0 {
-		s.mean /= float64(s.n)
-	}
-	return s
-}
-
-func (v *view) device(index int) (device, bool) {
-	for _, d := range v.last.devs {
-		if d.Index == index {
-			return d, true
-		}
-	}
-	return device{}, false
-}
-
-func (v *view) gpuUses() []GPUUse {
-	var idx []int
-	for i := range v.listed {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	var out []GPUUse
-	for _, i := range idx {
-		d, _ := v.device(i)
-		u := GPUUse{Index: i, Name: d.Name, MemoryUsedMiB: d.MemUsedMiB, MemoryTotalMiB: d.MemTotalMiB}
-		for pid, mib := range v.listed[i] {
-			u.ProcessMiB += mib
-			u.PIDs = append(u.PIDs, pid)
-		}
-		sort.Ints(u.PIDs)
-		if st := v.util(i); st.n > 0 {
-			m := round1(st.mean)
-			u.UtilizationPct, u.UtilHistory = &m, st.hist
-		}
-		out = append(out, u)
-	}
-	return out
-}
-
-// envNames are the variables of the process that decide what CUDA sees.
-var envNames = []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "LD_PRELOAD", "VIRTUAL_ENV", "CONDA_PREFIX"}
-
-func (v *view) cudaEnviron() map[string]string {
-	if v.environ == nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, n := range envNames {
-		if val, ok := v.environ[n]; ok {
-			out[n] = val
-		}
-	}
-	return out
-}
-
-// Early reports whether the process is a Python (or yolo, torchrun) that
-// has loaded no framework or CUDA library yet: still importing torch, a
-// verdict now lacks the evidence that comes within seconds.
-func (r Report) Early() bool { return r.early }

@@ -22,15 +22,16 @@ const (
 	ansiBold  = "\x1b[1m"
 )
 
-// Severity is how the verdict of a state reads: ok on a busy GPU, a
-// warning on a starved one, an error otherwise.
+// Severity is how the verdict of a state reads: ok on a GPU, a warning on
+// a starved one, information while setting up, idle, not a training or
+// ended, an error on the CPU and when the process cannot be read.
 func (s State) Severity() gpu.Severity {
 	switch s {
 	case StateGPU:
 		return gpu.SevOK
 	case StateStarved:
 		return gpu.SevWarning
-	case StateExited, StateUnknown:
+	case StateExited, StateUnknown, StateSettingUp, StateIdle, StateNotTraining:
 		return gpu.SevInfo
 	}
 	return gpu.SevError

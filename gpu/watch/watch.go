@@ -3,18 +3,27 @@
 // vocabulary (gpu.Finding with its causes).
 //
 // The evidence comes from NVML (is the process or one of its children
-// among a GPU's compute processes, with how much memory, and how busy is
-// that GPU over time), from /proc (CPU use and threads; the libraries the
-// process has loaded: libtorch_cuda.so or only libtorch_cpu.so, the CUDA
-// runtime, cuDNN, cuBLAS, the driver's libcuda, TensorFlow; its
-// environment: CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH; exe, cmdline and
-// cwd; its children: DataLoader workers, torchrun ranks), and from the
-// doctor: the frameworks and builds of the interpreter the process runs,
-// and the machine's own findings when there is no usable GPU.
+// among a GPU's compute processes, with how much memory; each GPU's memory
+// and utilisation over time), from the process table (Linux's /proc, the
+// Win32 process API on Windows: CPU use and threads; the libraries the
+// process has loaded: libtorch_cuda.so or only libtorch_cpu.so,
+// torch_cuda.dll, the CUDA runtime, cuDNN, cuBLAS, the driver's libcuda,
+// TensorFlow; the GPU device files it holds open or maps: /dev/nvidiaN,
+// /dev/dxg; its environment; exe, cmdline and cwd; its children:
+// DataLoader workers, torchrun ranks; its run-queue waits and cgroup CPU
+// limit), and from the doctor: the frameworks and builds of the
+// interpreter the process runs, and the machine's own findings when there
+// is no usable GPU.
 //
-// The package is headless. /proc is read through a root path (or an
-// fs.FS), NVML through nvml.Library: tests pass fake /proc trees and
-// nvmlfake.
+// Where NVML cannot name the process (a container, whose PIDs are not the
+// host's; WSL 2 and Windows' WDDM, which give no per-process data; MIG
+// without the right to list processes) the device files and the GPU's own
+// memory and utilisation stand in, and the report says what could and
+// could not be seen.
+//
+// The package is headless. Processes are read through a source: /proc
+// under a root path (or an fs.FS; fake trees in tests, on every platform)
+// or the Windows API; NVML through nvml.Library (nvmlfake in tests).
 package watch
 
 import (
@@ -23,15 +32,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/compat"
-	"gpuwizard/gpu/doctor"
 	"gpuwizard/gpu/probe"
 
 	"gpuwizard/gpu/nvml"
@@ -40,9 +46,10 @@ import (
 // Options say which machine to watch and how. The zero value watches the
 // live machine.
 type Options struct {
-	// Root is the machine's "/" (a fake machine in tests). "": "/".
+	// Root is the machine's "/" (a fake machine in tests). "": the live
+	// machine ("/" on Linux; the Windows process API on Windows).
 	Root string
-	// FS reads the files under Root (/proc, /etc/passwd). Nil:
+	// FS reads the files under Root (/proc, /etc/passwd, /sys). Nil:
 	// os.DirFS(Root). Tests wrap it to deny reads, as the kernel does for
 	// another user's process.
 	FS fs.FS
@@ -57,6 +64,10 @@ type Options struct {
 	// Window is the span CPU use and GPU utilisation are averaged over.
 	// Zero: 10 s.
 	Window time.Duration
+	// SetupGrace is how long after its start a process with no GPU
+	// context is "setting up" (importing its framework, building its
+	// dataset, downloading weights) rather than judged. Zero: 60 s.
+	SetupGrace time.Duration
 	// ClockTicks is the kernel's USER_HZ, the unit of CPU times in
 	// /proc/PID/stat. Zero: 100 (every Linux architecture gpuwizard runs on).
 	ClockTicks int
@@ -65,14 +76,11 @@ type Options struct {
 }
 
 func (o *Options) fill() {
-	if o.Root == "" {
-		o.Root = "/"
-	}
-	if o.FS == nil {
-		o.FS = os.DirFS(o.Root)
-	}
 	if o.Window <= 0 {
 		o.Window = 10 * time.Second
+	}
+	if o.SetupGrace <= 0 {
+		o.SetupGrace = 60 * time.Second
 	}
 	if o.ClockTicks <= 0 {
 		o.ClockTicks = 100
@@ -80,6 +88,19 @@ func (o *Options) fill() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+}
+
+// procFS is the /proc reader of Options: FS, or the folder Root.
+func (o *Options) procFS() *procFS {
+	fsys := o.FS
+	if fsys == nil {
+		root := o.Root
+		if root == "" {
+			root = "/"
+		}
+		fsys = os.DirFS(root)
+	}
+	return newProcFS(fsys, o.ClockTicks)
 }
 
 // machine probes the machine the way the doctor does.
@@ -93,21 +114,28 @@ func (o *Options) machine(ctx context.Context, environ map[string]string) *gpu.F
 // member is one process of the watched tree at one reading.
 type member struct {
 	proc
-	Role   string  // "main", "worker", "rank 1", "child", ...
-	CPUPct float64 // since the previous reading; 100 is one core
-	CPUOK  bool    // there was a previous reading
+	Role    string   // "main", "worker", "rank 1", "child", ...
+	CPUPct  float64  // since the previous reading; 100 is one core
+	CPUOK   bool     // there was a previous reading
+	WaitPct float64  // share of the time since the previous reading it waited for a CPU (%)
+	WaitOK  bool     // measured
+	Devices []string // GPU device files it holds open
+	DevErr  error    // reading its open files failed
 }
 
 // reading is one look at the process tree and the GPUs.
 type reading struct {
-	at      time.Time
-	members []member // the watched process first
-	cpuPct  float64  // the whole tree, since the previous reading
-	mainPct float64
-	cpuOK   bool
-	nvml    string // a gpu.NVML* status
-	nvmlErr string
-	devs    []device
+	at        time.Time
+	members   []member // the watched process first
+	cpuPct    float64  // the whole tree, since the previous reading
+	mainPct   float64
+	cpuOK     bool
+	limit     cpuLimit // the tree's cgroup CPU limit (Cores 0: none)
+	throttled float64  // share of the cgroup's periods throttled since the previous reading (%)
+	thrOK     bool
+	nvml      string // a gpu.NVML* status
+	nvmlErr   string
+	devs      []device
 }
 
 // listed returns the tree's processes NVML lists on each GPU: device
@@ -135,57 +163,69 @@ type childInfo struct {
 	forked  bool
 }
 
+// prevCPU is a process's counters at the previous reading.
+type prevCPU struct {
+	cpu, wait time.Duration
+	waitOK    bool
+	start     uint64
+}
+
 // Watcher watches one process and its children. Sample takes a reading;
 // Report judges the readings so far. A Watcher is safe for one goroutine
 // at a time; Close releases NVML.
 type Watcher struct {
 	o       Options
-	pid     int
-	fs      procFS
+	pid     int // the process watched: asked, or the training's main process it leads to
+	asked   int // the PID asked for
+	led     []string
+	src     source
+	srcErr  error
 	gpus    *gpuReader
 	ownGPUs bool
 
 	started   time.Time
 	first     *proc // the watched process at the first reading
-	prevTicks map[int][2]uint64
+	prev      map[int]prevCPU
 	prevAt    time.Time
+	prevLimit cpuLimit
 	hist      []reading
 	last      reading
 	ended     bool
 	endedAt   time.Time
-	exit      *int // the exit status, when the caller knows it (a started command)
+	exit      *int     // the exit status, when the caller knows it (a started command)
+	command   []string // the command line the caller started, when it did
 
-	// read once, or now and then
-	exe, cwd    string
-	exeErr      error
-	environ     map[string]string
-	environErr  error
-	files       []string // the watched process's mapped files
-	mapsErr     error
+	id          identity // the training process's identity, re-read when it execs
 	children    map[int]*childInfo
 	interp      *gpu.PythonEnv
 	interpTried bool
-	interpSite  string
+	interpKey   string
 	facts       *gpu.Facts
+	factsEnv    map[string]string
 	diag        *gpu.Report
 	matrix      *compat.Matrix
 	matrixErr   error
 	numCPU      int
 	everLoaded  map[string]Lib // every library of interest seen, by kind
 	sum         summaryAcc
-	lastReport  *Report
 	mu          sync.Mutex
 }
 
 // New watches pid. It reads nothing yet: the first Sample does.
 func New(opts Options, pid int) *Watcher {
 	opts.fill()
-	return &Watcher{o: opts, pid: pid, fs: procFS{opts.FS}, gpus: newGPUReader(opts.NVML), ownGPUs: true,
-		prevTicks: map[int][2]uint64{}, children: map[int]*childInfo{}, everLoaded: map[string]Lib{}}
+	src, err := nativeSource(&opts)
+	return &Watcher{o: opts, pid: pid, asked: pid, src: src, srcErr: err, gpus: newGPUReader(opts.NVML), ownGPUs: true,
+		prev: map[int]prevCPU{}, children: map[int]*childInfo{}, everLoaded: map[string]Lib{}}
 }
 
-// PID is the watched process.
-func (w *Watcher) PID() int { return w.pid }
+// PID is the process watched: the one asked for, or the training's main
+// process the first Sample led to (from a DataLoader worker or a rank).
+func (w *Watcher) PID() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pid
+}
 
 // Close releases NVML if the watcher started it.
 func (w *Watcher) Close() {
@@ -202,6 +242,14 @@ func (w *Watcher) SetExitStatus(code int) {
 	w.exit = &code
 }
 
+// SetCommand records the command line of a process the caller started:
+// its name stays known when the process ends before it could be read.
+func (w *Watcher) SetCommand(argv []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.command = slices.Clone(argv)
+}
+
 // Ended reports whether the watched process has ended.
 func (w *Watcher) Ended() bool {
 	w.mu.Lock()
@@ -209,16 +257,20 @@ func (w *Watcher) Ended() bool {
 	return w.ended
 }
 
-// Sample takes one reading: the process tree's CPU use, its libraries and
-// children, and NVML's GPUs. It returns an error wrapping ErrNoProcess
-// when the process does not exist at the first reading; a process that
-// ends later is not an error: Ended turns true and Report says so.
+// Sample takes one reading: the process tree's CPU use, its libraries,
+// device files and children, and NVML's GPUs. It returns an error wrapping
+// ErrNoProcess when the process does not exist at the first reading; a
+// process that ends later is not an error: Ended turns true and Report
+// says so.
 func (w *Watcher) Sample(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.srcErr != nil {
+		return w.srcErr
+	}
 	now := w.o.Now()
 	if w.started.IsZero() {
 		w.started = now
@@ -226,7 +278,7 @@ func (w *Watcher) Sample(ctx context.Context) error {
 	if w.ended {
 		return nil
 	}
-	main, err := w.fs.stat(w.pid)
+	main, err := w.src.proc(w.pid)
 	if err == nil && w.first != nil && main.StartTime != w.first.StartTime {
 		err = fmt.Errorf("process %d: %w (the PID now belongs to another process)", w.pid, ErrNoProcess)
 	}
@@ -241,38 +293,34 @@ func (w *Watcher) Sample(ctx context.Context) error {
 		return nil
 	}
 	if w.first == nil {
+		main = w.lead(main)
 		m := main
 		w.first = &m
-		w.readOnce()
+		w.numCPU = w.src.numCPU()
 	}
 	r := reading{at: now}
-	r.members = append(r.members, member{proc: main, Role: "main"})
-	if table, err := w.fs.table(); err == nil {
-		for _, pid := range descendants(table, w.pid) {
-			pr, err := w.fs.stat(pid)
-			if err != nil || pr.zombie() {
-				continue
-			}
-			r.members = append(r.members, member{proc: pr, Role: w.role(pr, table)})
-		}
-	}
+	r.members = w.members(main)
+	w.identify(r.members)
 	w.cpu(&r)
-	if files, err := w.fs.mappedFiles(w.pid); err == nil {
-		w.files, w.mapsErr = files, nil
-	} else if w.files == nil {
-		w.mapsErr = err
-	}
+	w.devices(&r)
 	r.nvml, r.nvmlErr, r.devs = w.gpus.read()
 	w.record(r)
 	return nil
 }
 
-// readOnce reads what does not change while a process runs.
-func (w *Watcher) readOnce() {
-	w.exe, w.exeErr = w.fs.readLink(procPath(w.pid, "exe"))
-	w.cwd, _ = w.fs.readLink(procPath(w.pid, "cwd"))
-	w.environ, w.environErr = w.fs.environ(w.pid)
-	w.numCPU = w.fs.numCPU()
+// members reads the watched process's tree: the process, then its
+// descendants breadth first.
+func (w *Watcher) members(main proc) []member {
+	out := []member{{proc: main, Role: "main"}}
+	kids, table := treeOf(w.src, w.pid)
+	for _, pid := range kids {
+		pr, err := w.src.proc(pid)
+		if err != nil || pr.zombie() {
+			continue
+		}
+		out = append(out, member{proc: pr, Role: w.role(pr, table)})
+	}
+	return out
 }
 
 // role names a child: a forked copy of its parent (a DataLoader worker), a
@@ -282,62 +330,88 @@ func (w *Watcher) role(pr proc, table map[int]proc) string {
 	if ci == nil || ci.start != pr.StartTime {
 		ci = &childInfo{start: pr.StartTime}
 		w.children[pr.PID] = ci
-		parent, ok := table[pr.PPID]
 		var parentCmd []string
-		if ok {
-			if pp, err := w.fs.stat(parent.PID); err == nil {
-				parentCmd = pp.Cmdline
-			}
+		if pp, err := w.src.proc(pr.PPID); err == nil {
+			parentCmd = pp.Cmdline
 		}
-		ci.forked = len(pr.Cmdline) > 0 && strings.Join(pr.Cmdline, "\x00") == strings.Join(parentCmd, "\x00")
-		ci.environ, _ = w.fs.environ(pr.PID)
+		ci.forked = len(pr.Cmdline) > 0 && slices.Equal(pr.Cmdline, parentCmd)
+		ci.environ, _ = w.src.environ(pr.PID)
 		if !ci.forked {
-			ci.files, _ = w.fs.mappedFiles(pr.PID)
+			ci.files, _ = w.src.modules(pr.PID)
 		}
 	} else if !ci.forked {
-		if files, err := w.fs.mappedFiles(pr.PID); err == nil {
+		if files, err := w.src.modules(pr.PID); err == nil && len(files) > 0 {
 			ci.files = files
 		}
 	}
-	cmd := strings.Join(pr.Cmdline, " ")
-	switch {
-	case ci.environ["RANK"] != "" || ci.environ["LOCAL_RANK"] != "":
-		r := ci.environ["RANK"]
-		if r == "" {
-			r = ci.environ["LOCAL_RANK"]
-		}
+	if r := ci.environ["RANK"]; r != "" {
 		return "rank " + r
-	case ci.forked:
-		return "worker"
-	case strings.Contains(cmd, "multiprocessing.resource_tracker"):
-		return "resource tracker"
-	case strings.Contains(cmd, "multiprocessing.spawn") || strings.Contains(cmd, "multiprocessing.forkserver"):
-		return "worker"
 	}
-	return "child"
+	if r := ci.environ["LOCAL_RANK"]; r != "" {
+		return "rank " + r
+	}
+	switch workerKind(pr.Cmdline) {
+	case "resource tracker":
+		return "resource tracker"
+	case "":
+		if ci.forked {
+			return "worker"
+		}
+		return "child"
+	}
+	return "worker"
 }
 
-// cpu fills the reading's CPU use from the ticks since the previous one.
+// cpu fills the reading's CPU use and run-queue waits from the counters
+// since the previous one, and the tree's cgroup limit.
 func (w *Watcher) cpu(r *reading) {
-	elapsed := r.at.Sub(w.prevAt).Seconds()
-	next := map[int][2]uint64{}
-	hz := float64(w.o.ClockTicks)
+	elapsed := r.at.Sub(w.prevAt)
+	next := map[int]prevCPU{}
+	sched, _ := w.src.(schedReader)
 	for i := range r.members {
 		m := &r.members[i]
-		next[m.PID] = [2]uint64{m.Ticks, m.StartTime}
-		prev, ok := w.prevTicks[m.PID]
-		if !ok || prev[1] != m.StartTime || w.prevAt.IsZero() || elapsed <= 0 || m.Ticks < prev[0] {
+		cur := prevCPU{cpu: m.CPU, start: m.StartTime}
+		if sched != nil {
+			cur.wait, cur.waitOK = sched.runWait(m.PID)
+		}
+		next[m.PID] = cur
+		prev, ok := w.prev[m.PID]
+		if !ok || prev.start != m.StartTime || w.prevAt.IsZero() || elapsed <= 0 || m.CPU < prev.cpu {
 			continue
 		}
-		m.CPUPct = float64(m.Ticks-prev[0]) / hz / elapsed * 100
+		m.CPUPct = float64(m.CPU-prev.cpu) / float64(elapsed) * 100
 		m.CPUOK = true
+		if cur.waitOK && prev.waitOK && cur.wait >= prev.wait {
+			m.WaitPct, m.WaitOK = float64(cur.wait-prev.wait)/float64(elapsed)*100, true
+		}
 		r.cpuPct += m.CPUPct
 		r.cpuOK = true
 		if i == 0 {
 			r.mainPct = m.CPUPct
 		}
 	}
-	w.prevTicks, w.prevAt = next, r.at
+	if sched != nil {
+		if l, ok := sched.cpuLimit(w.pid); ok {
+			r.limit = l
+			if p := w.prevLimit; p.Path == l.Path && l.Periods > p.Periods && l.Throttled >= p.Throttled {
+				r.throttled = float64(l.Throttled-p.Throttled) / float64(l.Periods-p.Periods) * 100
+				r.thrOK = true
+			}
+			w.prevLimit = l
+		}
+	}
+	w.prev, w.prevAt = next, r.at
+}
+
+// devices reads the GPU device files each process of the tree holds open.
+func (w *Watcher) devices(r *reading) {
+	dr, ok := w.src.(deviceReader)
+	if !ok {
+		return
+	}
+	for i := range r.members {
+		r.members[i].Devices, r.members[i].DevErr = dr.openDevices(r.members[i].PID)
+	}
 }
 
 // record keeps the reading in the window and in the summary.
@@ -358,152 +432,7 @@ func (w *Watcher) record(r reading) {
 	w.sum.add(r)
 }
 
-// libs lists the libraries of interest the tree has loaded: the watched
-// process's first, then its children's that it lacks.
-func (w *Watcher) libs() libSet {
-	var out libSet
-	seen := map[string]bool{}
-	add := func(pid int, files []string) {
-		for _, f := range files {
-			if k := libKind(f); k != "" && !seen[k] {
-				seen[k] = true
-				out = append(out, Lib{Kind: k, Path: f, PID: pid})
-			}
-		}
-	}
-	add(w.pid, w.files)
-	pids := make([]int, 0, len(w.children))
-	for pid := range w.children {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
-	alive := map[int]bool{}
-	for _, m := range w.last.members {
-		alive[m.PID] = true
-	}
-	for _, pid := range pids {
-		if alive[pid] {
-			add(pid, w.children[pid].files)
-		}
-	}
-	return out
-}
-
-// allFiles is every mapped file of the tree (for finding site-packages).
-func (w *Watcher) allFiles() []string {
-	files := append([]string(nil), w.files...)
-	for _, ci := range w.children {
-		files = append(files, ci.files...)
-	}
-	return files
-}
-
-// interpreter finds the Python the process runs, as the doctor reads it:
-// the candidate whose site-packages holds the framework it loaded.
-func (w *Watcher) interpreter() *gpu.PythonEnv {
-	site := ""
-	for _, pkg := range []string{"torch", "tensorflow", "jaxlib", "ultralytics"} {
-		if site = frameworkSite(w.allFiles(), pkg); site != "" {
-			break
-		}
-	}
-	if w.interpTried && site == w.interpSite {
-		return w.interp
-	}
-	w.interpTried, w.interpSite = true, site
-	cands := w.interpreterCandidates()
-	opts := probe.Options{Root: w.o.Root, Environ: w.environ, Home: w.environ["HOME"], Cwd: w.cwd}
-	if opts.Environ == nil {
-		opts.Environ = map[string]string{}
-	}
-	var firstEnv *gpu.PythonEnv
-	for _, c := range cands {
-		env, ok := probe.Interpreter(opts, c)
-		if !ok {
-			continue
-		}
-		if site == "" || gpu.Contains(env.SitePackages, site) {
-			w.interp = &env
-			return w.interp
-		}
-		if firstEnv == nil {
-			firstEnv = &env
-		}
-	}
-	w.interp = firstEnv
-	return w.interp
-}
-
-// interpreterCandidates lists the paths that may be the process's Python:
-// argv[0] as it was started (a venv's bin/python keeps the venv, which the
-// resolved exe loses), the environment's venv or conda prefix, and exe.
-func (w *Watcher) interpreterCandidates() []string {
-	var out []string
-	add := func(p string) {
-		if p != "" && !gpu.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	if w.first != nil && len(w.first.Cmdline) > 0 {
-		a0 := w.first.Cmdline[0]
-		switch {
-		case filepath.IsAbs(a0):
-			add(a0)
-		case strings.Contains(a0, "/") && w.cwd != "":
-			add(filepath.Join(w.cwd, a0))
-		case strings.HasPrefix(a0, "python"):
-			for _, dir := range filepath.SplitList(w.environ["PATH"]) {
-				if filepath.IsAbs(dir) {
-					if st, err := fs.Stat(w.o.FS, strings.TrimPrefix(filepath.Join(dir, a0), "/")); err == nil && !st.IsDir() {
-						add(filepath.Join(dir, a0))
-						break
-					}
-				}
-			}
-		}
-	}
-	if v := w.environ["VIRTUAL_ENV"]; v != "" {
-		add(v + "/bin/python")
-	}
-	if v := w.environ["CONDA_PREFIX"]; v != "" {
-		add(v + "/bin/python")
-	}
-	if strings.Contains(filepath.Base(w.exe), "python") {
-		add(w.exe)
-	}
-	return out
-}
-
-// doctor returns the machine's facts and the doctor's report on them, with
-// the process's interpreter as the only Python: probed once.
-func (w *Watcher) doctor(ctx context.Context) (*gpu.Facts, *gpu.Report) {
-	if w.facts == nil {
-		w.facts = w.o.machine(ctx, w.environ)
-	}
-	if w.matrix == nil && w.matrixErr == nil {
-		if w.o.Matrix != nil {
-			w.matrix = w.o.Matrix
-		} else {
-			w.matrix, w.matrixErr = compat.LoadMatrix()
-		}
-	}
-	if w.matrix == nil {
-		return w.facts, nil
-	}
-	env := w.interpreter()
-	if w.diag == nil || (env != nil && (len(w.diag.Facts.Pythons) == 0 || w.diag.Facts.Pythons[0].Interpreter != env.Interpreter)) {
-		f := *w.facts
-		f.Pythons = nil
-		if env != nil {
-			f.Pythons = []gpu.PythonEnv{*env}
-		}
-		rep := doctor.Diagnose(&f, w.matrix)
-		w.diag = &rep
-	}
-	return w.facts, w.diag
-}
-
-// isPermission reports whether err is the kernel refusing to show another
+// isPermission reports whether err is the system refusing to show another
 // user's process.
 func isPermission(err error) bool {
 	return err != nil && errors.Is(err, fs.ErrPermission)

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"gpuwizard/gpu"
@@ -20,26 +23,29 @@ import (
 	"gpuwizard/gpu/nvml"
 )
 
-// fixture is the fake machine of testdata/root (copied, so a test may
-// change it), two H100s behind nvmlfake and a clock the test moves.
+// fixture is the fake machine of testdata/root (its files copied and its
+// processes in memory, so a test may change them), two H100s behind
+// nvmlfake and a clock the test moves.
 type fixture struct {
-	root string
-	fsys fs.FS
-	nv   nvml.Library
-	util [2]int
-	now  time.Time
+	root  string       // the machine's files but its processes, on disk
+	procs fstest.MapFS // its processes (/proc/PID), in memory
+	fsys  fs.FS        // what the watcher reads; nil: root and procs
+	nv    nvml.Library
+	util  [2]int
+	now   time.Time
 }
 
 // gpuProcs are the compute processes the mock lists: GPU 0 runs 4242 and
-// torchrun's rank 0 (and a process of another container), GPU 1 runs
-// 5301 and rank 1.
+// torchrun's rank 0 (and 31337, a PID this /proc does not show: 6900 as
+// the host names it when the machine is a container), GPU 1 runs 5301,
+// rank 1 and 6800.
 func newFixture(t *testing.T, gpuProcs ...[]nvml.ProcessInfo) *fixture {
 	t.Helper()
-	f := &fixture{root: copyRoot(t), util: [2]int{87, 3}, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	f := &fixture{root: copyBase(t), procs: fakeProcsFS(), util: [2]int{87, 3}, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	if len(gpuProcs) == 0 {
 		gpuProcs = [][]nvml.ProcessInfo{
 			{{PID: 4242, UsedGPUMemory: 10240 << 20}, {PID: 5701, UsedGPUMemory: 20000 << 20}, {PID: 31337, UsedGPUMemory: 500 << 20}},
-			{{PID: 5301, UsedGPUMemory: 2048 << 20}, {PID: 5702, UsedGPUMemory: 20100 << 20}},
+			{{PID: 5301, UsedGPUMemory: 2048 << 20}, {PID: 5702, UsedGPUMemory: 20100 << 20}, {PID: 6800, UsedGPUMemory: 6144 << 20}},
 		}
 	}
 	var specs []fakemachine.GPUSpec
@@ -60,7 +66,11 @@ func newFixture(t *testing.T, gpuProcs ...[]nvml.ProcessInfo) *fixture {
 }
 
 func (f *fixture) options() Options {
-	return Options{Root: f.root, FS: f.fsys, NVML: f.nv, Now: func() time.Time { return f.now },
+	fsys := f.fsys
+	if fsys == nil {
+		fsys = f.machine()
+	}
+	return Options{Root: f.root, FS: fsys, NVML: f.nv, Now: func() time.Time { return f.now },
 		Machine: func(ctx context.Context, env map[string]string) *gpu.Facts {
 			if env == nil {
 				env = map[string]string{"PATH": "/usr/bin:/bin"}
@@ -68,6 +78,54 @@ func (f *fixture) options() Options {
 			return probe.Probe(ctx, probe.Options{Root: f.root, Environ: env, NVML: f.nv, Runner: fakemachine.Runner{},
 				Timeout: 2 * time.Second, GOOS: "linux", GOARCH: "amd64", Home: env["HOME"], Cwd: "/home/ada/project"})
 		}}
+}
+
+// machine is the fake machine's files: processes from memory, the rest
+// from disk.
+func (f *fixture) machine() machineFS { return machineFS{disk: os.DirFS(f.root), procs: f.procs} }
+
+// setProc replaces a process's /proc files (an exec, another environment).
+func (f *fixture) setProc(p fakeProc) {
+	f.removeProc(p.pid)
+	maps.Copy(f.procs, procFiles(p))
+}
+
+// removeProc removes a process (it has ended).
+func (f *fixture) removeProc(pid int) {
+	prefix := fmt.Sprintf("proc/%d/", pid)
+	for k := range f.procs {
+		if strings.HasPrefix(k, prefix) {
+			delete(f.procs, k)
+		}
+	}
+}
+
+// setTicks rewrites a process's CPU time.
+func (f *fixture) setTicks(t testing.TB, pid int, ticks uint64) {
+	t.Helper()
+	p := fakeProcByPID(pid)
+	if p.pid == 0 {
+		t.Fatalf("no fake process %d", pid)
+	}
+	p.ticks = ticks
+	f.procs[fmt.Sprintf("proc/%d/stat", pid)] = &fstest.MapFile{Data: []byte(p.stat()), Mode: 0o644}
+}
+
+// write writes a file of the machine: in memory under proc/PID, else on
+// disk (where the doctor's probe reads it too).
+func (f *fixture) write(t testing.TB, rel, content string) {
+	t.Helper()
+	if isPIDPath(rel) {
+		f.procs[rel] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
+		return
+	}
+	full := filepath.Join(f.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // watch samples pid once a (fake) second, n times, calling tick before
@@ -92,7 +150,7 @@ func (f *fixture) watch(t *testing.T, pid, n int, tick func(i int)) Report {
 // busy makes pid use cores×100 % of the CPU from the next reading on.
 func (f *fixture) busy(t *testing.T, pid int, cores float64) func(i int) {
 	base := fakeProcByPID(pid).ticks
-	return func(i int) { setTicks(t, f.root, pid, base+uint64(math.Round(float64(i)*cores*100))) }
+	return func(i int) { f.setTicks(t, pid, base+uint64(math.Round(float64(i)*cores*100))) }
 }
 
 func findingIDs(r Report) []string {
@@ -165,7 +223,7 @@ func TestCUDALoadedButNoGPUContext(t *testing.T) {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 	fd := mustFinding(t, r, "watch_cuda_unused")
-	if !contains(fd.Evidence, "libcuda.so.1 is not loaded: CUDA was never initialised") ||
+	if !contains(fd.Evidence, "is not loaded: CUDA was never initialised") ||
 		!contains(fd.Evidence, "NVML: PID 5001 is not among the 3 compute processes of GPU 0") || !contains(fd.Evidence, "libtorch_cuda.so") {
 		t.Fatalf("evidence %q", fd.Evidence)
 	}
@@ -181,7 +239,7 @@ func TestCPUOnlyWheel(t *testing.T) {
 		t.Fatalf("cause %s verdict %q", r.Cause, r.Verdict)
 	}
 	fd := mustFinding(t, r, "watch_cpu_only_build")
-	if fd.Severity != gpu.SevError || !contains(fd.Evidence, cpuSite+"/torch/lib/libtorch_cpu.so") || !contains(fd.Evidence, "no libtorch_cuda.so") ||
+	if fd.Severity != gpu.SevError || !contains(fd.Evidence, cpuSite+"/torch/lib/libtorch_cpu.so") || !contains(fd.Evidence, "no torch CUDA library (libtorch_cuda.so") ||
 		!contains(fd.Evidence, "torch/version.py") {
 		t.Fatalf("evidence %q", fd.Evidence)
 	}
@@ -222,7 +280,7 @@ func TestStarvedGPU(t *testing.T) {
 	if !r.OnGPU || r.State != StateStarved {
 		t.Fatalf("state %s: %s", r.State, r.Verdict)
 	}
-	if !strings.HasPrefix(r.Verdict, "On GPU 1 but starved: 3 % busy while the CPU is saturated") || !strings.Contains(r.Verdict, "data loading is the bottleneck") {
+	if r.Verdict != "On GPU 1 but starved: 3 % busy while the main process keeps a core busy (100 %): data loading is the bottleneck" {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 	fd := mustFinding(t, r, "watch_gpu_starved")
@@ -230,11 +288,17 @@ func TestStarvedGPU(t *testing.T) {
 		t.Fatalf("starved finding %+v", fd)
 	}
 	// The same GPU at 3 % with an idle CPU is not starved: the process
-	// waits on something else (or is between epochs).
+	// does nothing (a Jupyter kernel between cells) and holds its memory.
 	f2 := newFixture(t)
 	r2 := f2.watch(t, 5301, 4, nil)
-	if r2.State != StateGPU {
-		t.Fatalf("idle CPU: state %s", r2.State)
+	if r2.State != StateIdle || !r2.OnGPU || !strings.HasPrefix(r2.Verdict, "Idle on GPU 1 (NVIDIA H100 80GB HBM3), 3 % busy, 2048 MiB: the GPU is 3 % busy and the process uses 0 % of a core") {
+		t.Fatalf("idle CPU: state %s: %s", r2.State, r2.Verdict)
+	}
+	// A little CPU and the GPU at 3 %: on the GPU, not starved, not idle.
+	f3 := newFixture(t)
+	r3 := f3.watch(t, 5301, 4, f3.busy(t, 5301, 0.3))
+	if r3.State != StateGPU {
+		t.Fatalf("light CPU: state %s: %s", r3.State, r3.Verdict)
 	}
 }
 
@@ -244,7 +308,7 @@ func TestAnotherUsersProcess(t *testing.T) {
 	for _, n := range []string{"maps", "environ", "exe", "cwd"} {
 		deny["proc/5401/"+n] = true
 	}
-	f.fsys = denyFS{fsys: os.DirFS(f.root), deny: deny}
+	f.fsys = denyFS{fsys: f.machine(), deny: deny}
 	r := f.watch(t, 5401, 3, nil)
 	if r.OnGPU || r.State != StatePermission {
 		t.Fatalf("state %s: %s", r.State, r.Verdict)
@@ -258,7 +322,7 @@ func TestAnotherUsersProcess(t *testing.T) {
 	}
 	// NVML needs no permission: listed on a GPU, it is on the GPU.
 	g := newFixture(t, []nvml.ProcessInfo{{PID: 5401, UsedGPUMemory: 4096 << 20}})
-	g.fsys = denyFS{fsys: os.DirFS(g.root), deny: deny}
+	g.fsys = denyFS{fsys: g.machine(), deny: deny}
 	r = g.watch(t, 5401, 2, nil)
 	if !r.OnGPU || r.State != StateGPU || !contains(mustFinding(t, r, "watch_on_gpu").Evidence, "cannot be read (the process belongs to bob)") {
 		t.Fatalf("listed process of another user: %s %v", r.Verdict, r.Findings)
@@ -271,7 +335,7 @@ func TestProcessThatExits(t *testing.T) {
 	defer w.Close()
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		setTicks(t, f.root, 5800, uint64(100+i*50))
+		f.setTicks(t, 5800, uint64(100+i*50))
 		if err := w.Sample(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -280,9 +344,7 @@ func TestProcessThatExits(t *testing.T) {
 	if r := w.Report(ctx); r.State != StateCPU || !r.Alive {
 		t.Fatalf("alive: %s %s", r.State, r.Verdict)
 	}
-	if err := os.RemoveAll(filepath.Join(f.root, "proc/5800")); err != nil {
-		t.Fatal(err)
-	}
+	f.removeProc(5800)
 	f.now = f.now.Add(time.Second)
 	if err := w.Sample(ctx); err != nil {
 		t.Fatalf("a process that ends is no error: %v", err)
@@ -380,10 +442,6 @@ func TestYOLOAskedForTheCPU(t *testing.T) {
 	if want := venv + "/bin/python " + venv + "/bin/yolo train data=coco8.yaml model=yolo11n.pt device=0"; fd.Fix[0].Command != want {
 		t.Fatalf("fix %q, want %q", fd.Fix[0].Command, want)
 	}
-	// The device_mismatch finding follows; its fix speaks Ultralytics.
-	if fx := fixText(mustFinding(t, r, "watch_cuda_unused")); !strings.Contains(fx, "yolo train ... device=0") {
-		t.Fatalf("fix %s", fx)
-	}
 }
 
 func TestTorchrunRanks(t *testing.T) {
@@ -403,11 +461,16 @@ func TestTorchrunRanks(t *testing.T) {
 	}
 }
 
-func TestNoFrameworkYet(t *testing.T) {
+// A Python that loaded no framework long after its start is not a
+// training; a young one is still setting up.
+func TestNotATraining(t *testing.T) {
 	f := newFixture(t)
 	r := f.watch(t, 6000, 2, nil)
-	if r.OnGPU || r.State != StateCPU || !strings.HasPrefix(r.Verdict, "On the CPU: no deep-learning framework and no CUDA library is loaded (yet") {
-		t.Fatalf("verdict %q", r.Verdict)
+	if r.OnGPU || r.State != StateNotTraining || r.Verdict != "Not a training: python3 -m http.server has loaded no deep-learning framework or CUDA library" || r.Cause != "" {
+		t.Fatalf("state %s cause %q verdict %q", r.State, r.Cause, r.Verdict)
+	}
+	if r.State.Severity() != gpu.SevInfo {
+		t.Fatalf("severity %s", r.State.Severity())
 	}
 }
 
@@ -419,8 +482,8 @@ func TestListTrainings(t *testing.T) {
 	if _, err := l.List(ctx); err != nil {
 		t.Fatal(err)
 	}
-	setTicks(t, f.root, 4242, 5000+150)
-	setTicks(t, f.root, 4243, 800+50)
+	f.setTicks(t, 4242, 5000+150)
+	f.setTicks(t, 4243, 800+50)
 	f.now = f.now.Add(time.Second)
 	cs, err := l.List(ctx)
 	if err != nil {
@@ -432,11 +495,13 @@ func TestListTrainings(t *testing.T) {
 		pids = append(pids, c.PID)
 		byPID[c.PID] = c
 	}
-	// On a GPU first (4242, 5301, torchrun), then by CPU use; the bash
-	// shell, the http.server with no framework, bob's process and the
-	// workers and ranks (folded into their parents) are left out.
-	want := map[int]bool{4242: true, 5001: true, 5101: true, 5201: true, 5301: true, 5501: true, 5502: true, 5601: true, 5700: true, 5800: true, 5900: true}
-	if len(cs) != len(want) || cs[0].PID != 4242 || !cs[0].OnGPU || !cs[1].OnGPU || !cs[2].OnGPU {
+	// On a GPU first (4242, 5301, torchrun, 6800), then by CPU use; the
+	// bash shells, sleep, the http.server with no framework, bob's process
+	// and the workers and ranks (folded into their parents) are left out;
+	// gpuwizard train is in.
+	want := map[int]bool{4242: true, 5001: true, 5101: true, 5201: true, 5301: true, 5501: true, 5502: true, 5601: true, 5700: true, 5800: true, 5900: true,
+		6100: true, 6200: true, 6400: true, 6501: true, 6600: true, 6700: true, 6800: true, 6900: true}
+	if len(cs) != len(want) || cs[0].PID != 4242 || !cs[0].OnGPU || !cs[1].OnGPU || !cs[2].OnGPU || !cs[3].OnGPU || cs[4].OnGPU {
 		t.Fatalf("candidates %v", pids)
 	}
 	for _, c := range cs {
@@ -456,6 +521,9 @@ func TestListTrainings(t *testing.T) {
 	}
 	if d := byPID[5900]; strings.Join(d.Frameworks, ",") != "torch (CPU-only)" {
 		t.Fatalf("debian torch: %+v", d)
+	}
+	if g := byPID[6600]; strings.Join(g.Frameworks, ",") != "gpuwizard" || g.Command != "gpuwizard train --device cpu --epochs 3" {
+		t.Fatalf("gpuwizard train: %+v", g)
 	}
 	// Every user's: bob's training too.
 	all := NewLister(f.options(), -1)
@@ -515,11 +583,11 @@ func TestReportJSONAndText(t *testing.T) {
 }
 
 func TestParsers(t *testing.T) {
-	pr, err := parseStat(42, "42 (py (train) x) R 7 42 7 0 -1 4194560 1 0 0 0 250 50 0 0 20 0 12 0 99 0 0")
-	if err != nil || pr.Comm != "py (train) x" || pr.State != 'R' || pr.PPID != 7 || pr.Ticks != 300 || pr.Threads != 12 || pr.StartTime != 99 {
+	pr, ticks, err := parseStat(42, "42 (py (train) x) R 7 42 7 0 -1 4194560 1 0 0 0 250 50 0 0 20 0 12 0 99 0 0")
+	if err != nil || pr.Comm != "py (train) x" || pr.State != 'R' || pr.PPID != 7 || ticks != 300 || pr.Threads != 12 || pr.StartTime != 99 {
 		t.Fatalf("%+v %v", pr, err)
 	}
-	if _, err := parseStat(1, "1 (x) S 0"); err == nil {
+	if _, _, err := parseStat(1, "1 (x) S 0"); err == nil {
 		t.Fatal("short stat accepted")
 	}
 	files := parseMaps("7f00-7f01 r-xp 00000000 fd:01 12 /opt/my env/lib/libtorch_cuda.so\n" +
@@ -545,40 +613,5 @@ func TestParsers(t *testing.T) {
 	}
 	if lowerFirst("The driver is old") != "the driver is old" || lowerFirst("CUDA is old") != "CUDA is old" || lowerFirst("TensorFlow x") != "TensorFlow x" {
 		t.Fatal("lowerFirst")
-	}
-}
-
-func TestEarly(t *testing.T) {
-	f := newFixture(t)
-	if r := f.watch(t, 6000, 2, nil); !r.Early() {
-		t.Fatal("a Python with no framework yet: early")
-	}
-	if r := f.watch(t, 4000, 2, nil); r.Early() {
-		t.Fatal("a shell is not early: it will never load a framework")
-	}
-	if r := f.watch(t, 5101, 2, nil); r.Early() {
-		t.Fatal("torch is loaded: not early")
-	}
-}
-
-// In a container NVML lists the host's PIDs: a process with CUDA loaded
-// and no visible entry may be one of them, so the verdict is a warning.
-func TestContainerPIDNamespace(t *testing.T) {
-	f := newFixture(t)
-	if err := os.WriteFile(filepath.Join(f.root, ".dockerenv"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := f.watch(t, 5001, 2, nil)
-	fd := mustFinding(t, r, "watch_cuda_unused")
-	if fd.Severity != gpu.SevWarning || !contains(fd.Evidence, "inside a container: NVML lists processes by the host's PIDs") {
-		t.Fatalf("%+v", fd)
-	}
-	// Without foreign PIDs (every listed process is visible) it stays an error.
-	g := newFixture(t, []nvml.ProcessInfo{{PID: 4242, UsedGPUMemory: 1 << 30}})
-	if err := os.WriteFile(filepath.Join(g.root, ".dockerenv"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if fd := mustFinding(t, g.watch(t, 5001, 2, nil), "watch_cuda_unused"); fd.Severity != gpu.SevError {
-		t.Fatalf("%+v", fd)
 	}
 }
