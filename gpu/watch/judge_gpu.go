@@ -211,7 +211,7 @@ func (v *view) starvedFinding(u GPUUse, util float64, why string) finding {
 
 // unseen is GPU use that only the tree's device files show.
 type unseen struct {
-	how  string // "wsl", "container", "mig", "no_list"
+	how  string // "wsl", "wddm", "container", "mig", "no_list"
 	gpus []int  // NVML indices of the GPUs whose device files the tree opened
 }
 
@@ -230,6 +230,17 @@ func (v *view) unseenUse() (unseen, bool) {
 		u := unseen{how: "wsl"}
 		for _, d := range v.last.devs {
 			u.gpus = append(u.gpus, d.Index)
+		}
+		return u, len(u.gpus) > 0
+	}
+	if !v.devRead {
+		// Windows: no device files to read. Under WDDM NVML may list no
+		// compute process at all; CUDA open (nvcuda.dll) is all there is.
+		u := unseen{how: "wddm"}
+		for _, d := range v.last.devs {
+			if v.libs.has(LibCUDA) && (!d.ProcsOK || len(d.Procs) == 0) {
+				u.gpus = append(u.gpus, d.Index)
+			}
 		}
 		return u, len(u.gpus) > 0
 	}
@@ -314,6 +325,9 @@ func (v *view) unseenWords(u unseen) (string, []string) {
 	case "wsl":
 		return "CUDA is open through /dev/dxg; WSL 2 gives no per-process GPU data",
 			[]string{"which processes use the GPU, and their memory (WSL 2's driver does not report them)"}
+	case "wddm":
+		return "CUDA is open (nvcuda.dll loaded); under Windows' WDDM driver NVML lists no compute process",
+			[]string{"which processes use the GPU, and their memory (NVML under WDDM lists none)"}
 	case "container":
 		return fmt.Sprintf("it holds the GPU's device file open; in a container NVML names processes by host PIDs, which this %s cannot match", v.container),
 			[]string{"which of the GPU's processes is this one (NVML names them by host PIDs)", "this process's own GPU memory"}
@@ -371,6 +385,8 @@ func (v *view) unseenFix(u unseen) []gpu.Step {
 	switch u.how {
 	case "wsl":
 		return []gpu.Step{{Text: "On Windows, nvidia-smi (in PowerShell) or Task Manager → Performance → GPU (the Cuda or Compute graph) shows the GPU's use by process."}, check}
+	case "wddm":
+		return []gpu.Step{{Text: "Task Manager → Details (add the GPU and dedicated GPU memory columns) or → Performance → GPU (the Cuda or Compute graph) shows the GPU's use by process."}, check}
 	case "container":
 		return []gpu.Step{{Text: "On the host, list the GPU's processes by host PID and match them to the container's:",
 			Command: "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; docker top CONTAINER"},

@@ -444,3 +444,65 @@ func TestSettler(t *testing.T) {
 		}
 	}
 }
+
+// plainSource hides a source's optional readers: a machine like Windows,
+// with no device files, cgroups or run-queue counters to read.
+type plainSource struct{ source }
+
+// Windows' WDDM: NVML may list no compute process at all; CUDA open
+// (the driver's library loaded) is what can be seen.
+func TestWDDMNoProcessList(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	p := fakeProcByPID(6900)
+	p.maps, p.fds = cat(baseLibs, torchCUDA, libcuda), nil
+	f.setProc(p)
+	w := New(f.options(), 6900)
+	defer w.Close()
+	w.src = plainSource{w.src}
+	ctx := context.Background()
+	busy := f.busy(t, 6900, 1)
+	for i := 0; i < 3; i++ {
+		busy(i)
+		if err := w.Sample(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.now = f.now.Add(time.Second)
+	}
+	r := w.Report(ctx)
+	if !r.OnGPU || r.State != StateGPU || !strings.Contains(r.Verdict, "as far as can be seen (CUDA is open (nvcuda.dll loaded); under Windows' WDDM driver NVML lists no compute process)") {
+		t.Fatalf("state %s: %s", r.State, r.Verdict)
+	}
+	if len(r.Devices) != 0 || len(r.Unseen) == 0 {
+		t.Fatalf("devices %q unseen %q", r.Devices, r.Unseen)
+	}
+}
+
+// Windows' names: DLLs and paths in the machine's own style.
+func TestWindowsNames(t *testing.T) {
+	for file, kind := range map[string]string{
+		`C:\p\.venv\Lib\site-packages\torch\lib\torch_cuda.dll`: LibTorchCUDA, `C:\p\torch\lib\c10_cuda.dll`: LibTorchCUDA,
+		`C:\p\torch\lib\TORCH_CPU.DLL`: LibTorchCPU, `C:\p\cudart64_12.dll`: LibCUDART, `C:\p\cublasLt64_12.dll`: LibCuBLAS,
+		`C:\p\cudnn_ops64_9.dll`: LibCuDNN, `C:\p\cudnn64_8.dll`: LibCuDNN, `C:\Windows\System32\nvcuda.dll`: LibCUDA,
+		`C:\Windows\System32\nvml.dll`: LibNVML, `C:\p\python312.dll`: "", `C:\p\_pywrap_tensorflow_internal.pyd`: LibTensorFlow,
+	} {
+		if got := libKind(file); got != kind {
+			t.Errorf("libKind(%s) = %q, want %q", file, got, kind)
+		}
+	}
+	if s := frameworkSite([]string{`C:\p\.venv\Lib\site-packages\torch\lib\torch_cpu.dll`}, "torch"); s != `C:\p\.venv\Lib\site-packages` {
+		t.Errorf("site %q", s)
+	}
+	if p := prefixPython(`C:\p\.venv`, false); p != `C:\p\.venv\Scripts\python.exe` {
+		t.Errorf("venv python %q", p)
+	}
+	if p := prefixPython(`C:\Users\ada\miniconda3\envs\tf`, true); p != `C:\Users\ada\miniconda3\envs\tf\python.exe` {
+		t.Errorf("conda python %q", p)
+	}
+	if ps := splitPathList(`C:\Python312;C:\Windows`); len(ps) != 2 || joinLike(ps[0], "python.exe") != `C:\Python312\python.exe` {
+		t.Errorf("PATH %q", ps)
+	}
+	p := proc{Comm: "python.exe", Cmdline: []string{`C:\Python312\python.exe`, "train.py"}}
+	if !pythonLike(p) || programBase(p.Cmdline[0]) != "python" || shortCommand(p.Cmdline, p.Comm) != "python.exe train.py" {
+		t.Errorf("python on Windows: %v %q", pythonLike(p), shortCommand(p.Cmdline, p.Comm))
+	}
+}

@@ -99,10 +99,15 @@ type cpuLimit struct {
 const maxTree = 256
 
 // descendants lists pid's children, grandchildren and so on, breadth
-// first, from a process table.
+// first, from a process table. A process that started before the one its
+// parent PID names is not its child: the parent ended and its PID was
+// reused (Windows keeps a dead parent's PID in its children).
 func descendants(t map[int]proc, pid int) []int {
 	kids := map[int][]int{}
 	for _, pr := range t {
+		if parent, ok := t[pr.PPID]; ok && parent.StartTime > 0 && pr.StartTime > 0 && pr.StartTime < parent.StartTime {
+			continue
+		}
 		kids[pr.PPID] = append(kids[pr.PPID], pr.PID)
 	}
 	return walkTree(pid, func(p int) ([]int, bool) { return kids[p], true })
