@@ -327,6 +327,12 @@ func useText(rep watch.Report) string {
 	parts = append(parts, plural.Count(rep.CPU.Threads, "thread"))
 	for _, g := range rep.GPUs {
 		s := fmt.Sprintf("GPU %d: %d MiB", g.Index, g.ProcessMiB)
+		switch {
+		case g.Seen == watch.SeenDevice:
+			s = fmt.Sprintf("GPU %d: seen through its device file", g.Index)
+		case !g.ProcessMemoryKnown:
+			s = fmt.Sprintf("GPU %d: memory not reported", g.Index)
+		}
 		if g.UtilizationPct != nil {
 			s += fmt.Sprintf(", %.0f %% busy", *g.UtilizationPct)
 		}

@@ -17,3 +17,13 @@ func TestUseTextCounts(t *testing.T) {
 		}
 	}
 }
+
+// A GPU seen through its device file (a container, WSL 2) or whose
+// memory the driver does not report (WDDM) says so, never "0 MiB".
+func TestUseTextUnseenGPU(t *testing.T) {
+	rep := watch.Report{PID: 7, GPUs: []watch.GPUUse{{Index: 0, Seen: watch.SeenDevice}, {Index: 1, Seen: watch.SeenNVML}}}
+	got := useText(rep)
+	if !strings.Contains(got, "GPU 0: seen through its device file") || !strings.Contains(got, "GPU 1: memory not reported") || strings.Contains(got, "0 MiB") {
+		t.Errorf("use line %q", got)
+	}
+}

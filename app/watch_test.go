@@ -82,7 +82,7 @@ func TestWatchTab(t *testing.T) {
 	// The list comes, the first training is chosen and watched live.
 	waitUI(t, loop, "the first verdict", func() bool { return len(wv.cands) > 0 && strings.HasPrefix(wv.verdict.Text, "On ") })
 	ui(func() {
-		if len(wv.cands) != 11 || wv.cands[0].PID != 4242 || wv.pid != 4242 {
+		if len(wv.cands) != 19 || wv.cands[0].PID != 4242 || wv.pid != 4242 {
 			t.Errorf("list: %d candidates, first %d, following %d", len(wv.cands), wv.cands[0].PID, wv.pid)
 		}
 		if wv.verdict.Text != "On GPU 0 (Mock NVIDIA A100-SXM4-40GB), 87 % busy, 10240 MiB" || wv.verdict.Importance != widget.SuccessImportance {
@@ -97,7 +97,7 @@ func TestWatchTab(t *testing.T) {
 		if c := candidateCell(wv.cands[0], 1); c != "python train.py --epochs 10  (+2)" {
 			t.Errorf("command cell %q", c)
 		}
-		if !strings.Contains(wv.status.Text, "11 trainings running") {
+		if !strings.Contains(wv.status.Text, "19 trainings running") {
 			t.Errorf("status %q", wv.status.Text)
 		}
 	})

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// The watch of a command it starts reads the command's /proc: Linux only
-// today (watch_unix.go; a Windows watcher is another issue's work).
+// These tests start commands through sh: Unix only (the Windows watcher is
+// tested in gpu/watch under Wine).
 
 func TestWatchCommandPassesThroughAndExits(t *testing.T) {
 	code, out, stderr := runWatch(t, context.Background(), Env{}, "--interval", "100ms", "--", "sh", "-c", "echo one; sleep 0.4; echo two >&2; exit 3")
