@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/compat"
@@ -180,21 +181,30 @@ func trainerLike(p proc) bool { return pythonLike(p) || gpuwizardTrain(p) }
 // wrapper the first descendant that loaded a framework or runs Python)
 // and reads its identity: again when it is another process, or the same
 // PID after an exec.
-func (w *Watcher) identify(ms []member) {
-	mainFiles, mainErr := w.src.modules(ms[0].PID)
-	f := w.focus(ms, mainFiles)
+func (w *Watcher) identify(ms []member, now time.Time) {
+	fresh := w.due(w.mapsAt, now) || ms[0].PID != w.mainPID
+	if fresh {
+		w.mainFiles, w.mainErr = w.src.modules(ms[0].PID)
+		w.mainPID, w.mapsAt = ms[0].PID, now
+	}
+	f := w.focus(ms, w.mainFiles)
 	exe, exeErr := w.src.exe(f.PID)
 	switch {
 	case f.PID != w.id.pid || f.StartTime != w.id.start:
 		w.id = identity{pid: f.PID, start: f.StartTime}
 		w.readIdentity(f, exe, exeErr)
+		fresh = true
 	case len(f.Cmdline) > 0 && !slices.Equal(f.Cmdline, w.id.cmdline) || exeErr == nil && w.id.exeErr == nil && exe != w.id.exe:
 		before := append(slices.Clone(w.id.before), shortCommand(w.id.cmdline, w.id.comm))
 		w.id = identity{pid: f.PID, start: f.StartTime, before: before}
 		w.readIdentity(f, exe, exeErr)
+		fresh = true
 	}
-	files, err := mainFiles, mainErr
-	if f.PID != ms[0].PID {
+	if !fresh {
+		return
+	}
+	files, err := w.mainFiles, w.mainErr
+	if f.PID != ms[0].PID || w.mainPID != ms[0].PID {
 		files, err = w.src.modules(f.PID)
 	}
 	switch {
@@ -206,6 +216,18 @@ func (w *Watcher) identify(ms []member) {
 	case w.id.files == nil:
 		w.id.mapsErr = err
 	}
+}
+
+// Reading a process's maps is most of a reading's cost (the kernel writes
+// out every mapping of a torch process): they are read at every reading
+// while the watch settles, then every mapsRefresh (imports and CUDA's
+// start happen in the first seconds; a new or exec'd process is read at
+// once).
+const settleReads = 15 * time.Second
+
+// due reports whether what was read at last is to be read again now.
+func (w *Watcher) due(last, now time.Time) bool {
+	return last.IsZero() || now.Sub(w.started) < settleReads || now.Sub(last) >= mapsRefresh
 }
 
 // focus picks the training process of the tree: the watched process when

@@ -78,76 +78,25 @@ func (l *Lister) List(ctx context.Context) ([]Candidate, error) {
 		return nil, err
 	}
 	_, _, devs := l.gpus.read()
-	elapsed := now.Sub(l.prevT)
-	next := map[int]prevCPU{}
-	cpu := map[int]float64{}
-	for pid, pr := range table {
-		next[pid] = prevCPU{cpu: pr.CPU, start: pr.StartTime}
-		if p, ok := l.prev[pid]; ok && p.start == pr.StartTime && elapsed > 0 && pr.CPU >= p.cpu && !l.prevT.IsZero() {
-			cpu[pid] = float64(pr.CPU-p.cpu) / float64(elapsed) * 100
-		} else {
-			cpu[pid] = -1
-		}
-	}
-	l.prev, l.prevT = next, now
-	var cands []Candidate
-	isCand := map[int]bool{}
-	for _, pid := range sortedPIDs(table) {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("watch: %w", ctx.Err())
-		}
-		pr := table[pid]
-		if pid == l.self || pr.zombie() {
-			continue
-		}
-		full, err := l.src.proc(pid)
-		if err != nil || len(full.Cmdline) == 0 || (l.uid >= 0 && full.UID != l.uid) {
-			continue
-		}
-		fws := l.frameworks(now, full)
-		if len(fws) == 0 {
-			continue
-		}
-		isCand[pid] = true
-		cands = append(cands, Candidate{PID: pid, Command: shortCommand(full.Cmdline, full.Comm), Frameworks: fws})
+	cpu := l.cpuSince(now, table)
+	cands, err := l.candidates(ctx, now, table)
+	if err != nil {
+		return nil, err
 	}
 	// A candidate whose parent is one too (a worker, a rank) is counted
 	// in its parent's tree.
+	isCand := map[int]bool{}
+	for _, c := range cands {
+		isCand[c.PID] = true
+	}
 	var roots []Candidate
 	for _, c := range cands {
-		if isCand[table[c.PID].PPID] {
-			continue
+		if !isCand[table[c.PID].PPID] {
+			roots = append(roots, c)
 		}
-		roots = append(roots, c)
 	}
 	for i := range roots {
-		c := &roots[i]
-		tree := append([]int{c.PID}, descendants(table, c.PID)...)
-		c.Children = len(tree) - 1
-		c.CPUPct = 0
-		for _, pid := range tree {
-			c.Threads += table[pid].Threads
-			if cpu[pid] < 0 && pid == c.PID {
-				c.CPUPct = -1
-			}
-			if c.CPUPct >= 0 && cpu[pid] > 0 {
-				c.CPUPct += cpu[pid]
-			}
-		}
-		c.CPUPct = round1(c.CPUPct)
-		for _, d := range devs {
-			on := false
-			for _, pid := range tree {
-				if mib, ok := d.Procs[pid]; ok {
-					c.GPUMiB += mib
-					on = true
-				}
-			}
-			if on {
-				c.GPUs = append(c.GPUs, d.Index)
-				c.OnGPU = true
-			}
-		}
+		sumTree(&roots[i], table, cpu, devs)
 	}
 	sort.SliceStable(roots, func(i, j int) bool {
 		if roots[i].OnGPU != roots[j].OnGPU {
@@ -162,6 +111,75 @@ func (l *Lister) List(ctx context.Context) ([]Candidate, error) {
 		}
 	}
 	return roots, nil
+}
+
+// cpuSince is each process's CPU use since the previous List (100 is one
+// core; -1 when it was not seen then).
+func (l *Lister) cpuSince(now time.Time, table map[int]proc) map[int]float64 {
+	elapsed := now.Sub(l.prevT)
+	next := map[int]prevCPU{}
+	cpu := map[int]float64{}
+	for pid, pr := range table {
+		next[pid] = prevCPU{cpu: pr.CPU, start: pr.StartTime}
+		if p, ok := l.prev[pid]; ok && p.start == pr.StartTime && elapsed > 0 && pr.CPU >= p.cpu && !l.prevT.IsZero() {
+			cpu[pid] = float64(pr.CPU-p.cpu) / float64(elapsed) * 100
+		} else {
+			cpu[pid] = -1
+		}
+	}
+	l.prev, l.prevT = next, now
+	return cpu
+}
+
+// candidates are the user's processes that look like training.
+func (l *Lister) candidates(ctx context.Context, now time.Time, table map[int]proc) ([]Candidate, error) {
+	var cands []Candidate
+	for _, pid := range sortedPIDs(table) {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("watch: %w", ctx.Err())
+		}
+		if pid == l.self || table[pid].zombie() {
+			continue
+		}
+		full, err := l.src.proc(pid)
+		if err != nil || len(full.Cmdline) == 0 || (l.uid >= 0 && full.UID != l.uid) {
+			continue
+		}
+		if fws := l.frameworks(now, full); len(fws) > 0 {
+			cands = append(cands, Candidate{PID: pid, Command: shortCommand(full.Cmdline, full.Comm), Frameworks: fws})
+		}
+	}
+	return cands, nil
+}
+
+// sumTree adds a candidate's tree up: children, threads, CPU, GPUs.
+func sumTree(c *Candidate, table map[int]proc, cpu map[int]float64, devs []device) {
+	tree := append([]int{c.PID}, descendants(table, c.PID)...)
+	c.Children = len(tree) - 1
+	c.CPUPct = 0
+	for _, pid := range tree {
+		c.Threads += table[pid].Threads
+		if cpu[pid] < 0 && pid == c.PID {
+			c.CPUPct = -1
+		}
+		if c.CPUPct >= 0 && cpu[pid] > 0 {
+			c.CPUPct += cpu[pid]
+		}
+	}
+	c.CPUPct = round1(c.CPUPct)
+	for _, d := range devs {
+		on := false
+		for _, pid := range tree {
+			if mib, ok := d.Procs[pid]; ok {
+				c.GPUMiB += mib
+				on = true
+			}
+		}
+		if on {
+			c.GPUs = append(c.GPUs, d.Index)
+			c.OnGPU = true
+		}
+	}
 }
 
 func sortedPIDs(t map[int]proc) []int {

@@ -161,6 +161,7 @@ type childInfo struct {
 	environ map[string]string
 	files   []string // mapped files; nil for a forked copy of its parent
 	forked  bool
+	mapsAt  time.Time
 }
 
 // prevCPU is a process's counters at the previous reading.
@@ -196,6 +197,12 @@ type Watcher struct {
 	command   []string // the command line the caller started, when it did
 
 	id          identity // the training process's identity, re-read when it execs
+	mainPID     int      // the watched process whose maps mainFiles are
+	mainFiles   []string
+	mainErr     error
+	mapsAt      time.Time // when the maps were read
+	devAt       time.Time // when the open device files were read
+	devCache    map[int][]string
 	children    map[int]*childInfo
 	interp      *gpu.PythonEnv
 	interpTried bool
@@ -299,10 +306,10 @@ func (w *Watcher) Sample(ctx context.Context) error {
 		w.numCPU = w.src.numCPU()
 	}
 	r := reading{at: now}
-	r.members = w.members(main)
-	w.identify(r.members)
+	r.members = w.members(main, now)
+	w.identify(r.members, now)
 	w.cpu(&r)
-	w.devices(&r)
+	w.devices(&r, now)
 	r.nvml, r.nvmlErr, r.devs = w.gpus.read()
 	w.record(r)
 	return nil
@@ -310,7 +317,7 @@ func (w *Watcher) Sample(ctx context.Context) error {
 
 // members reads the watched process's tree: the process, then its
 // descendants breadth first.
-func (w *Watcher) members(main proc) []member {
+func (w *Watcher) members(main proc, now time.Time) []member {
 	out := []member{{proc: main, Role: "main"}}
 	kids, table := treeOf(w.src, w.pid)
 	for _, pid := range kids {
@@ -318,17 +325,17 @@ func (w *Watcher) members(main proc) []member {
 		if err != nil || pr.zombie() {
 			continue
 		}
-		out = append(out, member{proc: pr, Role: w.role(pr, table)})
+		out = append(out, member{proc: pr, Role: w.role(pr, table, now)})
 	}
 	return out
 }
 
 // role names a child: a forked copy of its parent (a DataLoader worker), a
 // torchrun rank, a spawned multiprocessing worker, or another child.
-func (w *Watcher) role(pr proc, table map[int]proc) string {
+func (w *Watcher) role(pr proc, table map[int]proc, now time.Time) string {
 	ci := w.children[pr.PID]
 	if ci == nil || ci.start != pr.StartTime {
-		ci = &childInfo{start: pr.StartTime}
+		ci = &childInfo{start: pr.StartTime, mapsAt: now}
 		w.children[pr.PID] = ci
 		var parentCmd []string
 		if pp, err := w.src.proc(pr.PPID); err == nil {
@@ -339,7 +346,8 @@ func (w *Watcher) role(pr proc, table map[int]proc) string {
 		if !ci.forked {
 			ci.files, _ = w.src.modules(pr.PID)
 		}
-	} else if !ci.forked {
+	} else if !ci.forked && w.due(ci.mapsAt, now) {
+		ci.mapsAt = now
 		if files, err := w.src.modules(pr.PID); err == nil && len(files) > 0 {
 			ci.files = files
 		}
@@ -403,15 +411,28 @@ func (w *Watcher) cpu(r *reading) {
 	w.prev, w.prevAt = next, r.at
 }
 
-// devices reads the GPU device files each process of the tree holds open.
-func (w *Watcher) devices(r *reading) {
+// devices reads the GPU device files each process of the tree holds open
+// (a new process at once, the others as often as the maps).
+func (w *Watcher) devices(r *reading, now time.Time) {
 	dr, ok := w.src.(deviceReader)
 	if !ok {
 		return
 	}
-	for i := range r.members {
-		r.members[i].Devices, r.members[i].DevErr = dr.openDevices(r.members[i].PID)
+	fresh := w.due(w.devAt, now)
+	if fresh {
+		w.devAt = now
 	}
+	next := map[int][]string{}
+	for i := range r.members {
+		m := &r.members[i]
+		if devs, seen := w.devCache[m.PID]; seen && !fresh {
+			m.Devices = devs
+		} else {
+			m.Devices, m.DevErr = dr.openDevices(m.PID)
+		}
+		next[m.PID] = m.Devices
+	}
+	w.devCache = next
 }
 
 // record keeps the reading in the window and in the summary.
