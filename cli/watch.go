@@ -123,11 +123,10 @@ func (wr *watchRun) options() watch.Options {
 // step is the time between readings: a verdict rests on several, and
 // --once gives its verdict as soon as they agree.
 func (wr *watchRun) step() time.Duration {
-	d := wr.interval / 2
 	if wr.once {
-		d = wr.window / 10
+		return min(max(wr.window/10, 50*time.Millisecond), 500*time.Millisecond)
 	}
-	return min(max(d, 50*time.Millisecond), 500*time.Millisecond, time.Second)
+	return min(max(wr.interval/2, 50*time.Millisecond), time.Second)
 }
 
 // settleSpan is how long --once's verdict must hold: 2 s, less in a
