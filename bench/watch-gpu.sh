@@ -21,8 +21,9 @@
 #     after the 60 s grace: "idle"
 #  3. time.sleep(12) before the first CUDA tensor, watch --once -- CMD: the
 #     verdict "gpu", settled, after the sleep
-#  4. CUDA_VISIBLE_DEVICES "", -1, 7, a bogus UUID: through env (cause
-#     device_selection) and set inside the script (os.environ; recorded)
+#  4. CUDA_VISIBLE_DEVICES "", -1, 7, a bogus UUID: through env and set
+#     inside the script (os.environ, seen through CUDA opening no
+#     /dev/nvidiaN): cause device_selection
 #  5. a starved loader with 0 and 4 workers beside nvidia-smi dmon:
 #     "gpu_starved"
 #  6. torchrun with 2 ranks (both on GPU 0): "gpu", two ranks listed; a
@@ -221,7 +222,7 @@ if stage 4; then
     watch_once "cvd_env$i" -- env CUDA_VISIBLE_DEVICES="$v" "$PY" "$TMP/auto.py"
     check "cvd_env_'$v'" "$([ "$(field "$OUT/cvd_env$i.json" 'r.get("state"), r.get("cause")')" = "('cpu', 'device_selection')" ] && echo 1)" "$(field "$OUT/cvd_env$i.json" 'r.get("verdict")')"
     watch_once "cvd_script$i" -- "$PY" "$TMP/auto.py" "$v"
-    echo "  RECORD cvd_script '$v': $(field "$OUT/cvd_script$i.json" 'r.get("state"), r.get("cause"), r.get("devices")')"
+    check "cvd_script_'$v'" "$([ "$(field "$OUT/cvd_script$i.json" 'r.get("state"), r.get("cause")')" = "('cpu', 'device_selection')" ] && echo 1)" "$(field "$OUT/cvd_script$i.json" 'r.get("verdict"), r.get("devices")')"
   done
 fi
 

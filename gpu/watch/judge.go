@@ -103,8 +103,9 @@ func judgeOffGPU(v *view) verdictOf {
 }
 
 // sureCauses are the reasons a process runs on the CPU that need no
-// waiting: the doctor's errors about its interpreter, CUDA_VISIBLE_DEVICES,
-// the command line, TensorFlow without its CUDA libraries.
+// waiting: the doctor's errors about its interpreter, CUDA_VISIBLE_DEVICES
+// (in its environment, or seen through CUDA opening no GPU), the command
+// line, TensorFlow without its CUDA libraries.
 func (v *view) sureCauses(used map[string]bool) []finding {
 	var fs []finding
 	// The doctor's errors about this interpreter explain why CUDA did not
@@ -118,7 +119,7 @@ func (v *view) sureCauses(used map[string]bool) []finding {
 			}
 		}
 	}
-	for _, check := range []func() (finding, bool){v.visibleDevices, v.commandAsksCPU, func() (finding, bool) { return v.tfWithoutCUDA(used) }} {
+	for _, check := range []func() (finding, bool){v.visibleDevices, v.cudaSeesNoGPU, v.commandAsksCPU, func() (finding, bool) { return v.tfWithoutCUDA(used) }} {
 		if f, ok := check(); ok {
 			fs = append(fs, f)
 		}

@@ -407,11 +407,35 @@ func (v *view) tfWithoutCUDA(used map[string]bool) (finding, bool) {
 	return finding{Finding: f, reason: "TensorFlow could not load its CUDA libraries"}, true
 }
 
+// cudaSeesNoGPU: CUDA started (the driver's library is loaded and the
+// driver's control file open) but opened no GPU's device file: it was told
+// to see none, by CUDA_VISIBLE_DEVICES set inside the program (which the
+// environment the process started with does not show) or a device that
+// does not exist. When the environment names the variable,
+// visibleDevices says so instead.
+func (v *view) cudaSeesNoGPU() (finding, bool) {
+	l, ok := v.libs.first(LibCUDA)
+	if !ok || !v.devRead || v.wsl || !v.dev.has(devCtl) || len(v.dev.gpuNodes()) > 0 || len(v.last.devs) == 0 {
+		return finding{}, false
+	}
+	if _, set := v.id.environ["CUDA_VISIBLE_DEVICES"]; set {
+		return finding{}, false
+	}
+	ev := []string{"loaded: " + l.Path + ": CUDA was initialised",
+		"device: " + devCtl + " is open, and no /dev/nvidiaN: CUDA found no GPU it may use"}
+	ev = append(ev, v.nvmlNotListed()...)
+	ev = append(ev, fmt.Sprintf("%s: CUDA_VISIBLE_DEVICES is not set there", v.where(v.id.pid, "environ")))
+	return finding{Finding: gpu.Finding{ID: "watch_cuda_sees_no_gpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
+		Title:    "CUDA started but opened no GPU: it was told to see none (CUDA_VISIBLE_DEVICES set inside the program?)",
+		Evidence: ev,
+		Fix: []gpu.Step{{Text: "Look for os.environ[\"CUDA_VISIBLE_DEVICES\"] (or a config that sets it) in the code: the environment the process was started with does not show it. Remove it or name a GPU that exists."},
+			{Text: "Check what torch sees from this interpreter:", Command: v.python() + ` -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"`}}},
+		reason: "CUDA started but sees no GPU (CUDA_VISIBLE_DEVICES set inside the program?)"}, true
+}
+
 // cudaUnused: CUDA libraries are loaded, the process is past its setup
 // and works, but no GPU context exists: the code never put its model or
-// tensors on the GPU. When CUDA started but opened no GPU's device file,
-// CUDA found no GPU it may use: CUDA_VISIBLE_DEVICES set inside the
-// program, which the environment the process started with does not show.
+// tensors on the GPU.
 func (v *view) cudaUnused() (finding, bool) {
 	if !v.libs.cudaLoaded() || gpuwizardTrain(v.idProc()) {
 		return finding{}, false
@@ -422,10 +446,8 @@ func (v *view) cudaUnused() (finding, bool) {
 			ev = append(ev, "loaded: "+l.Path)
 		}
 	}
-	hidden := false
 	if l, ok := v.libs.first(LibCUDA); ok {
 		ev = append(ev, "loaded: "+l.Path+": CUDA was initialised (torch.cuda.is_available() or similar ran), yet no GPU memory was taken")
-		hidden = v.devRead && v.dev.has(devCtl) && len(v.dev.gpuNodes()) == 0 && !v.wsl
 	} else {
 		ev = append(ev, "the driver's CUDA library (libcuda.so.1, nvcuda.dll) is not loaded: CUDA was never initialised in this process, nothing asked for the GPU")
 	}
@@ -435,15 +457,6 @@ func (v *view) cudaUnused() (finding, bool) {
 	ev = append(ev, v.nvmlNotListed()...)
 	ev = append(ev, v.ageText())
 	py := v.python()
-	if hidden {
-		ev = append(ev, "no /dev/nvidiaN is open: CUDA found no GPU it may use")
-		return finding{Finding: gpu.Finding{ID: "watch_cuda_sees_no_gpu", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevError,
-			Title:    "CUDA started but opened no GPU: it was told to see none (CUDA_VISIBLE_DEVICES set inside the program?)",
-			Evidence: ev,
-			Fix: []gpu.Step{{Text: "Look for os.environ[\"CUDA_VISIBLE_DEVICES\"] (or a config that sets it) in the code: the environment the process was started with does not show it. Remove it or name a GPU that exists."},
-				{Text: "Check what torch sees from this interpreter:", Command: py + ` -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"`}}},
-			reason: "CUDA started but sees no GPU (CUDA_VISIBLE_DEVICES set inside the program?)"}, true
-	}
 	_, torch := v.framework("torch")
 	if fw, tf := v.framework("tensorflow"); tf && !torch {
 		// TensorFlow puts its work on every GPU it can open by itself: with

@@ -400,6 +400,18 @@ func TestCUDASeesNoGPU(t *testing.T) {
 	if fx := fixText(mustFinding(t, r, "watch_cuda_sees_no_gpu")); !strings.Contains(fx, `os.environ["CUDA_VISIBLE_DEVICES"]`) {
 		t.Fatalf("fix %s", fx)
 	}
+	// It needs no waiting: a process 5 s old is not "setting up".
+	p.ago = 5 * time.Second
+	f.setProc(p)
+	if r := f.watch(t, 5201, 3, nil); r.State != StateCPU || r.Cause != gpu.CauseDeviceSelection {
+		t.Fatalf("young: %s %s", r.State, r.Verdict)
+	}
+	// With a GPU's device file open, CUDA saw the GPU.
+	p.fds = gpu0Files
+	f.setProc(p)
+	if r := f.watch(t, 5201, 3, nil); r.Cause == gpu.CauseDeviceSelection {
+		t.Fatalf("/dev/nvidia0 open: %s", r.Verdict)
+	}
 }
 
 // Without /proc/PID/task/TID/children (an older kernel) the tree comes
