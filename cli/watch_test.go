@@ -129,7 +129,7 @@ func TestWatchOncePID(t *testing.T) {
 
 func TestWatchLivePIDStops(t *testing.T) {
 	env := Env{Watch: fakeWatch(t)}
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second) // a reading takes up to 100 ms under Wine
 	defer cancel()
 	code, out, _ := runWatch(t, ctx, env, "--interval", "200ms", "4242")
 	if code != ExitOK {
