@@ -74,7 +74,7 @@ func LiveDeps() Deps {
 		Deep:     cli.DeepChecker,
 		Paste:    cli.PasteChecker,
 		LoadData: data.Load,
-		Train:    trainer.RunWithOptions,
+		Train:    trainer.Run,
 		Probe:    cli.LiveProbe,
 		Sample:   cli.LiveSampler(probe.NewSampler(nil)),
 		WatchUID: os.Getuid(),

@@ -32,7 +32,7 @@ func stopAfterFirstEpoch(ctx context.Context, cfg trainer.Config, events chan<- 
 			events <- ev
 		}
 	}()
-	res, err := trainer.RunWithOptions(ctx, cfg, mid, opts)
+	res, err := trainer.Run(ctx, cfg, mid, opts)
 	close(mid)
 	<-done
 	return res, err
@@ -124,7 +124,7 @@ func TestStoppedRunReopens(t *testing.T) {
 	}
 
 	// Resume: the charts start with the epoch trained before.
-	train = trainer.RunWithOptions
+	train = trainer.Run
 	ui(func() { test.Tap(wz.runs.buttons["resume"]) })
 	wz.wg.Wait()
 	ui(func() {

@@ -52,12 +52,9 @@ func usable(context.Context) DeviceStatus {
 	return DeviceStatus{CUDAUsable: true, GPU: "Fake GPU", Driver: "580.65.06", Reason: "ready"}
 }
 
-func TestCUDALadder(t *testing.T) {
-	cfg := tinyConfig(t, tinyDataset(t, 10))
-	cfg.Epochs, cfg.Batch, cfg.Device = 1, 64, "cuda"
-
-	// Measure what batches need (every float the plan allocates), then give
-	// the fake device room for batch 40 but not 48.
+// ladderLimit is a fake device's size, in floats, with room for batch 40
+// of cfg's model but not 48 (every float the plan allocates, measured).
+func ladderLimit(t *testing.T, cfg Config) int {
 	need := func(batch int) int {
 		c := cfg
 		c.Batch = batch
@@ -68,7 +65,31 @@ func TestCUDALadder(t *testing.T) {
 		}
 		return probe.used
 	}
-	limit := int(float64(need(40)+need(48)) / 2 / (1 - memoryMargin))
+	return int(float64(need(40)+need(48)) / 2 / (1 - memoryMargin))
+}
+
+func ladderConfig(t *testing.T) Config {
+	cfg := tinyConfig(t, tinyDataset(t, 10))
+	cfg.Epochs, cfg.Batch, cfg.Device = 1, 64, "cuda"
+	return cfg
+}
+
+// logged counts the log events that contain s.
+func logged(evs []Event, s string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == EventLog && strings.Contains(e.Message, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// The batch is fitted to the free memory at once, said once, and the run
+// on the GPU keeps its proof of use.
+func TestCUDALadderFitsTheBatch(t *testing.T) {
+	cfg := ladderConfig(t)
+	limit := ladderLimit(t, cfg)
 	var devs []*fakeCUDA
 	samples := 0
 	opts := Options{Probe: usable,
@@ -92,60 +113,59 @@ func TestCUDALadder(t *testing.T) {
 	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") || !strings.Contains(res.DeviceReason, "NVIDIA driver 580.65.06") {
 		t.Fatalf("device %q reason %q", res.Device, res.DeviceReason)
 	}
-	logged := 0
 	for _, e := range evs {
 		if e.Kind == EventStart && (e.Device != "cuda:0" || !strings.Contains(e.DeviceReason, "Fake GPU")) {
 			t.Fatalf("the first event must name the device and why: %+v", e)
 		}
-		if e.Kind == EventLog && strings.Contains(e.Message, "GPU memory") {
-			logged++
-		}
 	}
-	if logged != 1 {
-		t.Fatalf("the fitted batch must be said once, not %d times", logged)
+	if n := logged(evs, "GPU memory"); n != 1 {
+		t.Fatalf("the fitted batch must be said once, not %d times", n)
 	}
 	if res.GPU == nil || samples == 0 || res.GPU.Samples == 0 || !res.GPU.ProcessListed || res.GPU.MaxUtil != 87 || res.GPU.PeakProcessMiB != 321 {
 		t.Fatalf("the proof of GPU use is missing: %+v (%d samples taken)", res.GPU, samples)
 	}
+	// The settings keep the batch the user asked for; the run folder's
+	// args.yaml too.
+	ck, err := LoadCheckpoint(res.RunDir)
+	if err != nil || ck.Config.Batch != 64 {
+		t.Fatalf("the checkpoint's settings: batch %d, %v (want the 64 asked for)", ck.Config.Batch, err)
+	}
+}
 
-	// A device that claims more free memory than it has: the estimate is
-	// short, planning runs out of memory, everything the attempt allocated
-	// is freed (the device stays open) and the batch halves, said once.
-	devs = nil
-	over := opts
-	over.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
+// A device that claims more free memory than it has: the estimate is
+// short, planning runs out of memory, everything the attempt allocated is
+// freed (the device stays open) and the batch halves, said once.
+func TestCUDALadderHalvesWhenPlanningRunsOut(t *testing.T) {
+	cfg := ladderConfig(t)
+	limit := ladderLimit(t, cfg)
+	var devs []*fakeCUDA
+	over := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
 		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit, report: 4 * limit}
 		devs = append(devs, f)
 		return f, fakeInfo, nil
-	}
-	evs, res, err = collect(context.Background(), cfg, over)
+	}}
+	evs, res, err := collect(context.Background(), cfg, over)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(devs) != 1 || devs[0].freed != 1 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 64: training at batch 32 (halved 1×)") {
 		t.Fatalf("out of memory must free the attempt and halve: %d opens, %+v, reason %q", len(devs), devs, res.DeviceReason)
 	}
-	logged = 0
-	for _, e := range evs {
-		if e.Kind == EventLog && strings.Contains(e.Message, "out of GPU memory") {
-			logged++
-		}
+	if n := logged(evs, "out of GPU memory"); n != 1 {
+		t.Fatalf("the halving must be said once, not %d times", n)
 	}
-	if logged != 1 {
-		t.Fatalf("the halving must be said once, not %d times", logged)
-	}
+}
 
-	// No room even at batch 1: a clear error.
-	tiny := opts
-	tiny.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
+// No room even at batch 1, CUDA that cannot be opened, a bad device: a
+// clear error, or under auto the CPU with the reason.
+func TestCUDALadderFailures(t *testing.T) {
+	cfg := ladderConfig(t)
+	tiny := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
 		return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 100}, fakeInfo, nil
-	}
+	}}
 	if _, _, err := collect(context.Background(), cfg, tiny); !errors.Is(err, exec.ErrOutOfMemory) || !strings.Contains(err.Error(), "even at batch 1") {
 		t.Fatalf("a model that fits nowhere: %v", err)
 	}
-
-	// CUDA that cannot be opened: an error under cuda, the CPU with the
-	// reason under auto.
 	broken := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
 		return nil, exec.CUDAInfo{}, fmt.Errorf("%w: cuInit: CUDA_ERROR_NO_DEVICE (100)", exec.ErrNoCUDA)
 	}}
@@ -153,7 +173,7 @@ func TestCUDALadder(t *testing.T) {
 		t.Fatalf("cuda that cannot open must fail with why: %v", err)
 	}
 	cfg.Device = "auto"
-	_, res, err = collect(context.Background(), cfg, broken)
+	_, res, err := collect(context.Background(), cfg, broken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +181,7 @@ func TestCUDALadder(t *testing.T) {
 		t.Fatalf("auto must fall back to the CPU and say why: %q %q", res.Device, res.DeviceReason)
 	}
 	cfg.Device = "cuda:x"
-	if _, _, err := collect(context.Background(), cfg, opts); !errors.Is(err, ErrDevice) {
+	if _, _, err := collect(context.Background(), cfg, tiny); !errors.Is(err, ErrDevice) {
 		t.Fatalf("cuda:x: %v", err)
 	}
 }

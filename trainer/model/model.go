@@ -100,7 +100,8 @@ type graph struct {
 	loss   *G.Node
 	bn     []*bnOp
 	grads  G.Nodes // the gradient of each parameter (training graph)
-	vm     G.VM
+	vm     G.VM    // the tape machine, made on the first run (the tests' oracle)
+	bind   G.Nodes // the parameters whose gradients the tape keeps (training graph)
 	xT, yT *tensor.Dense
 }
 
@@ -128,7 +129,7 @@ func (n *Net) ReleaseGraphs() {
 		if gr.vm != nil {
 			gr.vm.Close()
 		}
-		gr.g, gr.x, gr.y, gr.logits, gr.loss, gr.grads, gr.vm, gr.xT, gr.yT = nil, nil, nil, nil, nil, nil, nil, nil, nil
+		gr.g, gr.x, gr.y, gr.logits, gr.loss, gr.grads, gr.vm, gr.bind, gr.xT, gr.yT = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 	}
 	for _, p := range n.Params {
 		p.train, p.eval = nil, nil
@@ -354,9 +355,7 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		if gr.grads, err = G.Grad(gr.loss, nodes...); err != nil {
 			return nil, fmt.Errorf("%w: differentiating: %w", ErrModel, err)
 		}
-		gr.vm = G.NewTapeMachine(g, G.BindDualValues(nodes...))
-	} else {
-		gr.vm = G.NewTapeMachine(g)
+		gr.bind = nodes
 	}
 	return gr, nil
 }
@@ -364,7 +363,16 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 // InputSize is the number of floats of one example.
 func (n *Net) InputSize() int { return n.Spec.Channels * n.Spec.Height * n.Spec.Width }
 
+// run runs the graph on gorgonia's tape machine, made on the first call:
+// the executor plans the graphs without it.
 func (gr *graph) run(x, y []float32) error {
+	if gr.vm == nil {
+		if gr.bind != nil {
+			gr.vm = G.NewTapeMachine(gr.g, G.BindDualValues(gr.bind...))
+		} else {
+			gr.vm = G.NewTapeMachine(gr.g)
+		}
+	}
 	copy(gr.xT.Data().([]float32), x)
 	if gr.yT != nil {
 		copy(gr.yT.Data().([]float32), y)
