@@ -270,3 +270,44 @@ func finishedRunAny(t *testing.T) string {
 	}
 	return res.RunDir
 }
+
+// The predictor runs the evaluation program on the executor, the numeric
+// path of validation: classifying the validation images one at a time
+// gives the run's validation accuracy exactly.
+func TestPredictorTakesValidationsPath(t *testing.T) {
+	cfg := tinyConfig(t, colourDataset(t, 30))
+	cfg.Model, cfg.ImageSize, cfg.Epochs, cfg.ValSplit = "cnn", 16, 1, 0.3
+	_, res, err := collect(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadPredictor(res.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ds, err := data.Load(cfg.Data, cfg.DataOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := data.NewBatcher(ds.Val, ds.ImageSize(), len(ds.Classes), 1)
+	b.Rewind()
+	right, n := 0, 0
+	for b.Next() {
+		probs, err := p.Probabilities(b.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if argmax64(probs) == int(ds.Val.Labels[b.Idx[0]]) {
+			right++
+		}
+		n++
+	}
+	if acc := float64(right) / float64(n); n < 20 || acc != res.Val.Accuracy {
+		t.Fatalf("the predictor is right on %d of %d validation images (%.4f); the run measured %.4f", right, n, acc, res.Val.Accuracy)
+	}
+	p.Close()
+	if _, err := p.Probabilities(b.X); err == nil {
+		t.Fatal("a closed predictor predicted")
+	}
+}
