@@ -1,7 +1,9 @@
 package trainer
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 
@@ -25,6 +27,9 @@ const (
 // metadata (package onnx). dest must not exist; it is written atomically.
 func ExportONNX(src, dest string) error {
 	ck, err := LoadCheckpoint(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: give a run folder (runs/NAME: its best checkpoint), runs/NAME/last or a .ckpt file", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ func Run(ctx context.Context, cfg Config, events chan<- Event, opts Options) (*R
 	return res, err
 }
 
+// train is Run without the done event: it resumes or creates the run
+// folder (once the model is planned: a device or dataset that fails leaves
+// no empty folder), then runs the loop and records how it ended.
 func train(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result, error) {
 	say := func(m string) { em.send(ctx, Event{Kind: EventLog, Message: m}) }
 	rs := &resumed{}
