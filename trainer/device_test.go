@@ -19,6 +19,22 @@ type fakeCUDA struct {
 	limit, used int // floats
 	report      int // the limit MemInfo reports (0: limit)
 	freed       int // FreeAll calls
+	// lazy floats are allocated on the first step's first read of a
+	// result (as the CUDA backend grows its scratch space on the first
+	// step); grown says they were.
+	lazy  int
+	grown bool
+}
+
+func (f *fakeCUDA) Download(dst []float32, b exec.Buf) error {
+	if f.lazy > 0 && !f.grown {
+		if f.used+f.lazy > f.limit {
+			return fmt.Errorf("%w: scratch space of %d floats: the fake device of %d floats is full", exec.ErrOutOfMemory, f.lazy, f.limit)
+		}
+		f.used += f.lazy
+		f.grown = true
+	}
+	return f.GoBackend.Download(dst, b)
 }
 
 func (f *fakeCUDA) MemInfo() (free, total uint64, err error) {
@@ -31,7 +47,7 @@ func (f *fakeCUDA) MemInfo() (free, total uint64, err error) {
 
 func (f *fakeCUDA) FreeAll() error {
 	f.GoBackend.Close()
-	f.GoBackend, f.used = exec.NewGoBackend(), 0
+	f.GoBackend, f.used, f.grown = exec.NewGoBackend(), 0, false
 	f.freed++
 	return nil
 }
@@ -153,6 +169,51 @@ func TestCUDALadderHalvesWhenPlanningRunsOut(t *testing.T) {
 	}
 	if n := logged(evs, "out of GPU memory"); n != 1 {
 		t.Fatalf("the halving must be said once, not %d times", n)
+	}
+}
+
+// What the device allocates on the first step does not fit: the trial
+// step at opening runs out of memory, the attempt is freed and the batch
+// halves before training starts, said once; the seeded run then trains as
+// one opened at that batch would.
+func TestCUDALadderFirstStepRunsOut(t *testing.T) {
+	cfg := ladderConfig(t)
+	used := func(batch int) int {
+		c := cfg
+		c.Batch = batch
+		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}
+		if _, _, err := collect(context.Background(), c, Options{Probe: usable,
+			OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) { return f, fakeInfo, nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return f.used
+	}
+	u64, u32 := used(64), used(32)
+	lazy := u64 - u32
+	var devs []*fakeCUDA
+	opts := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: u64 + lazy/2, report: 1 << 40, lazy: lazy}
+		devs = append(devs, f)
+		return f, fakeInfo, nil
+	}}
+	evs, res, err := collect(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 1 || devs[0].freed != 1 || !devs[0].grown || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 64: training at batch 32 (halved 1×)") {
+		t.Fatalf("the first step's allocation must be met at opening: %d opens, %+v, reason %q", len(devs), devs, res.DeviceReason)
+	}
+	if n := logged(evs, "out of GPU memory"); n != 1 || logged(evs, "scratch space") != 1 {
+		t.Fatalf("the halving must be said once, with its cause: %d", n)
+	}
+	c := cfg
+	c.Batch = 32
+	_, at32, err := collect(context.Background(), c, Options{Probe: usable,
+		OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+			return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}, fakeInfo, nil
+		}})
+	if err != nil || at32.History[0].TrainLoss != res.History[0].TrainLoss || at32.History[0].ValLoss != res.History[0].ValLoss {
+		t.Fatalf("the trial step changed training: loss %v, at batch 32 from the start %v (%v)", res.History, at32.History, err)
 	}
 }
 

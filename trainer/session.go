@@ -162,10 +162,12 @@ func buildNet(spec model.Spec, batch int, seed int64) (*model.Net, error) {
 }
 
 // build fits the batch, builds the network and plans it on the backend.
-// On a GPU the batch is first fitted to the free memory (fitBatch); if
-// planning still runs out of memory (the estimate was short), everything
-// the attempt allocated is freed and the batch halves, down to one image.
-// What happened to the batch is said once, at the end.
+// On a GPU the batch is first fitted to the free memory (fitBatch), and
+// once planned the network takes one trial step (what the backend sizes
+// on the first step is allocated then); if planning or the step still
+// runs out of memory (the estimate was short), everything the attempt
+// allocated is freed and the batch halves, down to one image. What
+// happened to the batch is said once, at the end.
 func (s *session) build(spec model.Spec) error {
 	s.spec = spec
 	var notes []string
@@ -178,6 +180,9 @@ func (s *session) build(spec model.Spec) error {
 	var lastErr error
 	for {
 		err := s.plan()
+		if err == nil && s.gpu {
+			err = s.trial()
+		}
 		if err == nil {
 			break
 		}
@@ -225,6 +230,23 @@ func (s *session) plan() error {
 	s.params = s.params[:0]
 	for _, p := range net.Params {
 		s.params = append(s.params, p.Data)
+	}
+	return nil
+}
+
+// trial runs one forward and backward pass on a zero batch, so that the
+// backend allocates what it sizes on the first step (scratch space) while
+// the batch can still be lowered. Nothing is updated, and the batch-norm
+// statistics the pass moved are put back: training starts as it would
+// have.
+func (s *session) trial() error {
+	x := make([]float32, s.batch*s.spec.Channels*s.spec.Height*s.spec.Width)
+	y := make([]float32, s.batch*s.spec.Classes)
+	if _, _, err := s.tr.Forward(x, y); err != nil {
+		return fmt.Errorf("trainer: a first step of %s on %s: %w", s.spec.Kind, s.device, err)
+	}
+	if err := s.tr.WriteParams(s.params); err != nil {
+		return fmt.Errorf("trainer: %w", err)
 	}
 	return nil
 }
