@@ -11,15 +11,17 @@ BIN     := bin/gpuwizard
 GUI     := bin/gpuwizard-gui
 APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
             libxinerama-dev libxi-dev libxxf86vm-dev \
-            python3-torch
+            python3-torch python3-opencv
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-windows build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
+.PHONY: deps deps-windows build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
 
 # A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
-# install otherwise), then the C headers Fyne's OpenGL driver builds against
-# and Debian's CPU-only PyTorch (python3-torch: the end-to-end tests of
-# gpuwizard watch train with it through /usr/bin/python3), when missing.
+# install otherwise), then the C headers Fyne's OpenGL driver builds against,
+# Debian's CPU-only PyTorch (python3-torch: the end-to-end tests of
+# gpuwizard watch train with it through /usr/bin/python3) and OpenCV
+# (python3-opencv: the test of ONNX export runs exported models with its DNN
+# module), when missing.
 deps:
 	@GO=$(GO) tools/check-go.sh go.mod
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -142,6 +144,18 @@ kernels:
 	ptxas -arch=sm_90 $(KDIR)/kernels.ptx -o /dev/null
 	ptxas -arch=sm_61 $(KDIR)/kernels.ptx -o /dev/null
 	sha256sum $(KDIR)/kernels.cu | cut -d' ' -f1 > $(KDIR)/kernels.cu.sha256
+
+# Regenerate the ONNX schema's Go types (trainer/onnx/onnxpb/onnx.pb.go) from
+# trainer/onnx/onnxpb/onnx.proto (ONNX 1.12.0's, as Debian's python3-onnx
+# ships it; Apache-2.0, header kept). Needs protoc (Debian: protobuf-compiler);
+# protoc-gen-go is the version go.mod names as a tool. The output is committed,
+# so builds and CI do not need protoc.
+PBDIR := trainer/onnx/onnxpb
+onnx-proto:
+	@command -v protoc >/dev/null || { echo "protoc not found (Debian: apt-get install protobuf-compiler)"; exit 1; }
+	mkdir -p bin && $(GO) build -o bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=bin/protoc-gen-go -I $(PBDIR) --go_out=$(PBDIR) \
+	  --go_opt=paths=source_relative --go_opt=Monnx.proto=gpuwizard/$(PBDIR) onnx.proto
 
 # The quick check against python -m torch.utils.collect_env (bench/doctor.sh).
 bench-doctor: build

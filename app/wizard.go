@@ -36,9 +36,11 @@ type Deps struct {
 	PickFolder func(w fyne.Window, done func(string))
 	PickFile   func(w fyne.Window, done func(string))
 	SaveFile   func(w fyne.Window, name string, done func(string))
-	// ExportTo asks for the name of a new folder (a save dialog); done
-	// gets a path that does not exist yet, or "" when cancelled.
-	ExportTo func(w fyne.Window, name string, done func(string))
+	// ExportTo asks how to export run name (trainer.ExportONNXFormat: an
+	// ONNX file; trainer.ExportFolder: a copy of the run folder) and where
+	// (a save dialog); done gets a path that does not exist yet and the
+	// format, or "" when cancelled.
+	ExportTo func(w fyne.Window, name string, done func(dest, format string))
 	// Confirm asks before a destructive action (action names it:
 	// "Delete"); done gets true only when the user chose it. In the app a
 	// dialog whose highlighted, focused button is Cancel.

@@ -88,6 +88,7 @@ Usage:
   gpuwizard watch -- CMD     start a training and watch it
   gpuwizard train            train a classifier (the built-in dataset by default)
   gpuwizard predict          classify images with a trained model
+  gpuwizard export RUN       write a trained model as an ONNX file (or copy its run)
   gpuwizard lint PATH        check a dataset (folders, IDX, CIFAR-10, YOLO, COCO)
   gpuwizard bench            training speed on random data, in PyTorch's format
   gpuwizard version          version, commit and build details
@@ -127,6 +128,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return Watch(ctx, args[1:], env)
 	case "predict":
 		return Predict(ctx, args[1:], env)
+	case "export":
+		return Export(ctx, args[1:], env)
 	case "bench":
 		return Bench(ctx, args[1:], env)
 	case "lint":
