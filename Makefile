@@ -80,6 +80,7 @@ deps-windows:
 # the shim's C code (NVML needs no cgo). The window's first build compiles
 # Fyne's OpenGL and GLFW with mingw: about 10 minutes on 2 cores.
 build-windows: deps-windows
+	tools/winres.sh
 	$(WIN_ENV) $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN).exe .
 	@$(WIN_ENV) $(GO) list -tags $(TAGS) -f '{{.Stale}}' github.com/go-gl/gl/v2.1/gl 2>/dev/null | grep -qx true && \
 	  echo "Compiling the window's OpenGL bindings with mingw (first build only; about 10 minutes)..." || true
@@ -183,9 +184,12 @@ uninstall:
 
 # The release tarball (tools/dist.sh): both binaries, the .desktop entry,
 # the icon, an install script, README and licences; it checks that the CLI
-# links no GL/X11 library and needs glibc 2.28 or older.
-dist: deps
+# links no GL/X11 library and needs glibc 2.28 or older. Then the Windows
+# zip (tools/dist-windows.sh): gpuwizard.exe and gpuwizard-gui.exe,
+# cross-compiled with mingw, with their icon and version information.
+dist: deps deps-windows
 	tools/dist.sh
+	tools/dist-windows.sh
 
 # Start the real window under Xvfb, click through to training on the
 # built-in dataset, and save a screenshot of each step in dist/screenshots.
