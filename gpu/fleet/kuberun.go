@@ -29,7 +29,7 @@ type KubeRun struct {
 	Binary   string   // copied into each pod when Image is ""
 	Runner   Runner
 	Matrix   *compat.Matrix
-	Poll     time.Duration // between two looks at the pods; zero: 2 s
+	Poll     time.Duration // between two looks at the pods; zero: 2 s (a quarter of a shorter Timeout)
 	TempDir  string        // where the manifest file is written; "": os.TempDir
 }
 
@@ -126,7 +126,7 @@ func notSchedulable(cordoned bool, conds []struct {
 func (k KubeRun) Run(ctx context.Context) ([]Node, error) {
 	k.fill()
 	if k.Poll <= 0 {
-		k.Poll = 2 * time.Second
+		k.Poll = min(2*time.Second, k.Timeout/4)
 	}
 	nodes, rows, err := KubeNodes(ctx, k.Runner, k.Names, k.Selector)
 	if err != nil || len(nodes) == 0 {
@@ -195,12 +195,13 @@ var stuck = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "Inv
 	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true}
 
 // collect watches the run's pods until each has given its node's row, or
-// the time is up (the Jobs' deadline and a minute to schedule and pull).
+// the time is up: twice the Jobs' deadline (as long again to schedule the
+// pods and pull the image).
 func (k KubeRun) collect(ctx context.Context, nodes []KubeNode) []Node {
 	done := map[string]Node{}
 	copied := map[string]bool{}
 	last := map[string]string{}
-	deadline := time.Now().Add(k.Timeout + time.Minute)
+	deadline := time.Now().Add(2 * k.Timeout)
 	for len(done) < len(nodes) {
 		for _, p := range k.pods(ctx) {
 			node := p.Metadata.Annotations[AnnotNode]
