@@ -33,9 +33,11 @@ With --from it diagnoses a report pasted from another machine instead.
 		examples: `  gpuwizard doctor
   gpuwizard doctor --deep --markdown > report.md
   xclip -o | gpuwizard doctor --from -
+  gpuwizard doctor --health --gpus 8    (a Slurm HealthCheckProgram's check)
 `,
 		exit: `0 ready for GPU training, 1 not ready, 2 usage or input error (bad
-flags, a --from or --facts file that is missing or unreadable).
+flags, a --from or --facts file that is missing or unreadable). With
+--health: 0 healthy, 1 not (the line says why), 2 usage error.
 `,
 	}
 }

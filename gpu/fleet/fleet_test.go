@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,5 +293,19 @@ func TestNaturalLess(t *testing.T) {
 		if !NaturalLess(c[0], c[1]) || NaturalLess(c[1], c[0]) {
 			t.Errorf("%q should come before %q", c[0], c[1])
 		}
+	}
+}
+
+func TestShortList(t *testing.T) {
+	var nodes []string
+	for i := 1; i <= 300; i += 2 {
+		nodes = append(nodes, fmt.Sprintf("gpu%03d", i))
+	}
+	s := shortList(nodes)
+	if len(s) > 180 || !strings.HasPrefix(s, "gpu[001,003,") || !strings.HasSuffix(s, ",…] (150 nodes in all)") {
+		t.Fatalf("%d bytes: %s", len(s), s)
+	}
+	if s := shortList([]string{"a1", "a2"}); s != "a[1-2]" {
+		t.Fatalf("short: %s", s)
 	}
 }

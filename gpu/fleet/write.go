@@ -101,7 +101,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 		}
 		label := fmt.Sprintf("%s %-9s", mark, NodeCount(g.Count)+":")
 		b.WriteString(paint(code, label) + "  " + paint("\x1b[1m", gpu.Sanitize(g.Title)) + "\n")
-		b.WriteString(indent + paint("\x1b[2m", gpu.Sanitize(Hostlist(g.Nodes))) + "\n")
+		b.WriteString(indent + paint("\x1b[2m", gpu.Sanitize(shortList(g.Nodes))) + "\n")
 		for i, s := range g.Fix {
 			prefix := "  "
 			if i == 0 {
@@ -123,6 +123,25 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 	writeTable(&b, rows)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shortList is the nodes' hostlist cut at a name near 150 bytes, with how
+// many more there are: the table below names each one.
+func shortList(nodes []string) string {
+	s := Hostlist(nodes)
+	if len(s) <= 150 {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:150], ',')
+	if cut < 0 {
+		cut = 150
+	}
+	if open := strings.LastIndexByte(s[:cut], '['); open > strings.LastIndexByte(s[:cut], ']') {
+		s = s[:cut] + ",…]"
+	} else {
+		s = s[:cut] + ",…"
+	}
+	return fmt.Sprintf("%s (%d nodes in all)", s, len(nodes))
 }
 
 // writeTable aligns rows in columns two spaces apart; the last column is
@@ -153,7 +172,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("### Problems across nodes\n\n")
 	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(&b, "- **%s: %s** (`%s`)  \n  %s\n", NodeCount(g.Count), mdCell(g.Title), g.ID, mdCell(Hostlist(g.Nodes)))
+		fmt.Fprintf(&b, "- **%s: %s** (`%s`)  \n  %s\n", NodeCount(g.Count), mdCell(g.Title), g.ID, mdCell(shortList(g.Nodes)))
 		for _, s := range g.Fix {
 			if s.Text != "" {
 				b.WriteString("  - " + mdCell(s.Text) + "\n")
