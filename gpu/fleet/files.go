@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -36,11 +38,39 @@ func ReadFile(path string, m *compat.Matrix) Node {
 	}
 	n, err := Parse(b, "", path, m)
 	if err != nil {
-		return Unanswered(base, StateGarbage, path+": "+err.Error(), path,
+		return Unanswered(base, StateGarbage, filepath.Base(path)+": "+why(err), path,
 			gpu.Step{Text: "Run the doctor on the node and save only its standard output:", Command: "gpuwizard doctor --json > NODE.json"})
 	}
 	if n.Node == "" {
 		n.Node = base
 	}
 	return n
+}
+
+// MaxFleetReport is the largest fleet report LoadReport reads (a report
+// of 1,000 nodes is about 10 MB).
+const MaxFleetReport = 256 << 20
+
+// LoadReport reads a fleet report written with --json (gpuwizard fleet
+// slurm|k8s|merge --json).
+func LoadReport(path string) (Report, error) {
+	b, err := safefile.ReadFile(path, MaxFleetReport, "a fleet report")
+	if err != nil {
+		return Report{}, fmt.Errorf("reading the fleet report: %w", err)
+	}
+	var r struct {
+		Report
+		Nodes *[]Node `json:"nodes"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Report{}, fmt.Errorf("%s: not a fleet report (%w): make one with gpuwizard fleet slurm --json > FILE", path, err)
+	}
+	if r.Nodes == nil {
+		return Report{}, fmt.Errorf("%s: no \"nodes\": not a fleet report (a single machine's doctor report? make a fleet's with gpuwizard fleet merge --json FILES > FILE)", path)
+	}
+	if r.Report.Groups == nil {
+		return New(*r.Nodes), nil
+	}
+	r.Report.Nodes = *r.Nodes
+	return r.Report, nil
 }

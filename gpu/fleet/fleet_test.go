@@ -309,3 +309,22 @@ func TestShortList(t *testing.T) {
 		t.Fatalf("short: %s", s)
 	}
 }
+
+func TestLoadReport(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := fleet(t).WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "fleet.json")
+	single := filepath.Join(dir, "doctor.json")
+	os.WriteFile(good, b.Bytes(), 0o644)
+	os.WriteFile(single, reportJSON(t, kindReady, "n"), 0o644)
+	r, err := LoadReport(good)
+	if err != nil || len(r.Nodes) != 4 || r.Groups[0].Count != 2 || r.Count != 1 {
+		t.Fatalf("%v: %d nodes, groups %+v", err, len(r.Nodes), r.Groups)
+	}
+	if _, err := LoadReport(single); err == nil || !strings.Contains(err.Error(), `no "nodes"`) {
+		t.Fatalf("a doctor report is not a fleet report: %v", err)
+	}
+}

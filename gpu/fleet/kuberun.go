@@ -300,7 +300,7 @@ func (k KubeRun) look(ctx context.Context, p kubePod, copied map[string]bool) (N
 	}
 	n, perr := Parse(out, node, "kubernetes", k.Matrix)
 	if perr != nil {
-		return Unanswered(node, StateGarbage, "pod "+pod+": "+perr.Error(), "kubernetes", describe), true
+		return Unanswered(node, StateGarbage, "pod "+pod+": "+why(perr), "kubernetes", describe), true
 	}
 	return n, true
 }

@@ -57,6 +57,12 @@ func Parse(data []byte, name, source string, m *compat.Matrix) (Node, error) {
 	return FromReport(rep, name, source), nil
 }
 
+// why is what a Parse error says beyond "not a report" (a row's title
+// says that already).
+func why(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrNotReport.Error()+": ")
+}
+
 // FromReport is the row of a node from its doctor report.
 func FromReport(rep gpu.Report, name, source string) Node {
 	f := rep.Facts

@@ -234,7 +234,7 @@ func (o SlurmOptions) runNode(ctx context.Context, sn SlurmNode) Node {
 	case err != nil && len(bytes.TrimSpace(out)) == 0:
 		return Unanswered(sn.Name, StateFailed, lastLine(stderr)+" ("+err.Error()+")", "slurm", byHand)
 	}
-	return Unanswered(sn.Name, StateGarbage, perr.Error(), "slurm", byHand)
+	return Unanswered(sn.Name, StateGarbage, why(perr), "slurm", byHand)
 }
 
 // removeCopies deletes the binary srun --bcast left on the nodes that
