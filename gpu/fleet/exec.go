@@ -36,11 +36,42 @@ func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byt
 	if cmd.WaitDelay <= 0 {
 		cmd.WaitDelay = 5 * time.Second
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout := &headWriter{max: MaxReport}
+	stderr := &tailWriter{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	if err != nil {
 		err = fmt.Errorf("%s: %w", name, err)
 	}
-	return stdout.Bytes(), stderr.Bytes(), err
+	return stdout.b.Bytes(), stderr.b, err
+}
+
+// headWriter keeps the first max bytes written to it and drops the rest
+// (a node that prints without end cannot fill this machine's memory; a
+// report cut short is then garbage, as it should be).
+type headWriter struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// tailWriter keeps the last max bytes or so written to it: the error
+// messages at the end of a long standard error.
+type tailWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > 2*w.max {
+		w.b = append(w.b[:0], w.b[len(w.b)-w.max:]...)
+	}
+	return len(p), nil
 }

@@ -1,8 +1,9 @@
 // Package fleet puts the doctor's reports of many machines (the GPU nodes
 // of a cluster) in one table: a row per node, and above it the problems
 // grouped across nodes with one fix per group. The reports come from
-// Slurm (Slurm), Kubernetes (the manifests of Manifests, run by the caller)
-// or files saved by any tool (ReadFiles); a node that could not answer
+// Slurm (func Slurm: sinfo, then srun on each node), Kubernetes (Manifests,
+// and KubeRun with kubectl) or files saved by any tool (ReadFiles); a node
+// that could not answer
 // (down, drained, timed out, garbage on its standard output) is a row too,
 // with the reason.
 package fleet
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"gpuwizard/gpu"
+	"gpuwizard/internal/printable"
 )
 
 // States of a node's answer.
@@ -67,10 +69,16 @@ type Report struct {
 // answer, for the node's name; a group's fix gets the list of its nodes.
 const NodesPlaceholder = "{nodes}"
 
-// New sorts the nodes by name (gpu2 before gpu10), gives duplicate names
+// New makes each node's name one printable line, sorts the nodes by name
+// (gpu2 before gpu10), gives duplicate names
 // their source, groups the problems (errors and warnings) and fills in the
 // counts.
 func New(nodes []Node) Report {
+	for i := range nodes {
+		// A name is one line whatever a report or a file name holds:
+		// control characters become visible escapes.
+		nodes[i].Node = printable.String(nodes[i].Node)
+	}
 	sort.SliceStable(nodes, func(i, j int) bool { return NaturalLess(nodes[i].Node, nodes[j].Node) })
 	dedupe(nodes)
 	r := Report{Nodes: nodes, Total: len(nodes), Groups: groups(nodes)}

@@ -328,3 +328,14 @@ func TestLoadReport(t *testing.T) {
 		t.Fatalf("a doctor report is not a fleet report: %v", err)
 	}
 }
+
+func TestNamesAreOneLine(t *testing.T) {
+	r := New([]Node{Unanswered("=cmd|x\n\x1b]0;pwn\a", StateGarbage, "x", "f")})
+	var b bytes.Buffer
+	if err := r.WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\a") || !strings.Contains(b.String(), `=cmd|x\n\x1b]0;pwn\x07  no`) {
+		t.Fatalf("%q", b.String())
+	}
+}

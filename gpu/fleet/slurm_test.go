@@ -169,3 +169,14 @@ func TestGresGPUs(t *testing.T) {
 		}
 	}
 }
+
+func TestExecRunnerCapsOutput(t *testing.T) {
+	out, stderr, err := ExecRunner{}.Run(context.Background(), "sh", "-c",
+		"head -c 40000000 /dev/zero; i=0; while [ $i -lt 3000 ]; do echo noise $i >&2; i=$((i+1)); done; echo 'srun: error: the last line' >&2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != MaxReport || len(stderr) > 2*64<<10 || lastLine(stderr) != "srun: error: the last line" {
+		t.Fatalf("stdout %d bytes (cap %d), stderr %d bytes ending %q", len(out), MaxReport, len(stderr), lastLine(stderr))
+	}
+}

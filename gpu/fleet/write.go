@@ -26,15 +26,20 @@ func (n Node) cells() []string {
 	if fw == "" {
 		fw = "-"
 	}
-	return []string{gpu.Sanitize(n.Node), ready, gpu.Sanitize(GPUSummary(n.GPUs)), dash(n.Driver), dash(n.CUDA),
-		gpu.Sanitize(fw), gpu.Sanitize(n.Verdict)}
+	return []string{flat(n.Node), ready, flat(GPUSummary(n.GPUs)), dash(n.Driver), dash(n.CUDA), flat(fw), flat(n.Verdict)}
+}
+
+// flat is s sanitised on one line: a report's line breaks and tabs would
+// break the table's rows.
+func flat(s string) string {
+	return strings.Join(strings.Fields(gpu.Sanitize(s)), " ")
 }
 
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return gpu.Sanitize(s)
+	return flat(s)
 }
 
 // GPUSummary counts the GPUs by name: "8× H100 80GB HBM3", "none".
@@ -100,7 +105,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 			mark, code = "▲", "\x1b[1;33m"
 		}
 		label := fmt.Sprintf("%s %-9s", mark, NodeCount(g.Count)+":")
-		b.WriteString(paint(code, label) + "  " + paint("\x1b[1m", gpu.Sanitize(g.Title)) + "\n")
+		b.WriteString(paint(code, label) + "  " + paint("\x1b[1m", flat(g.Title)) + "\n")
 		b.WriteString(indent + paint("\x1b[2m", gpu.Sanitize(shortList(g.Nodes))) + "\n")
 		for i, s := range g.Fix {
 			prefix := "  "
