@@ -65,7 +65,7 @@ func KubeNodes(ctx context.Context, r Runner, names []string, selector string) (
 	}
 	out, stderr, err := r.Run(ctx, "kubectl", args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: kubectl %s: %w: %s", ErrKube, strings.Join(args, " "), err, lastLine(stderr))
+		return nil, nil, fmt.Errorf("%w: kubectl %s: %w%s", ErrKube, strings.Join(args, " "), err, saying(stderr))
 	}
 	var list kubeNodeList
 	if err := json.Unmarshal(out, &list); err != nil {
@@ -146,7 +146,7 @@ func (k KubeRun) Run(ctx context.Context) ([]Node, error) {
 	defer os.Remove(file)
 	defer k.deleteJobs()
 	if _, stderr, err := k.Runner.Run(ctx, "kubectl", "apply", "-f", file); err != nil {
-		return nil, fmt.Errorf("%w: kubectl apply: %w: %s", ErrKube, err, lastLine(stderr))
+		return nil, fmt.Errorf("%w: kubectl apply: %w%s", ErrKube, err, saying(stderr))
 	}
 	return append(rows, k.collect(ctx, nodes)...), nil
 }
@@ -315,7 +315,7 @@ func (k KubeRun) copyBinary(ctx context.Context, pod string) error {
 	}
 	for _, args := range steps {
 		if _, stderr, err := k.Runner.Run(ctx, "kubectl", args...); err != nil {
-			return fmt.Errorf("kubectl %s into pod %s: %w: %s (the base image needs sh and tar)", args[0], pod, err, lastLine(stderr))
+			return fmt.Errorf("kubectl %s into pod %s: %w%s (the base image needs sh and tar)", args[0], pod, err, saying(stderr))
 		}
 	}
 	return nil

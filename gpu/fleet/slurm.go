@@ -81,8 +81,8 @@ func SlurmNodes(ctx context.Context, o SlurmOptions) ([]SlurmNode, error) {
 	defer cancel()
 	out, stderr, err := o.Runner.Run(ctx, "sinfo", args...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: sinfo %s: %w: %s (is this a Slurm login node? SLURM_CONF may name the configuration)",
-			ErrSlurm, strings.Join(args, " "), err, lastLine(stderr))
+		return nil, fmt.Errorf("%w: sinfo %s: %w%s (is this a Slurm login node? SLURM_CONF may name the configuration)",
+			ErrSlurm, strings.Join(args, " "), err, saying(stderr))
 	}
 	var nodes []SlurmNode
 	seen := map[string]bool{}
@@ -257,6 +257,15 @@ func (o SlurmOptions) removeCopies(ctx context.Context, nodes []Node) {
 		}()
 	}
 	wg.Wait()
+}
+
+// saying is ": " and the last line of a command's standard error, or ""
+// when it wrote nothing there.
+func saying(stderr []byte) string {
+	if len(bytes.TrimSpace(stderr)) == 0 {
+		return ""
+	}
+	return ": " + lastLine(stderr)
 }
 
 // lastLine is the last non-empty line of b, sanitised, at most 300 bytes.
