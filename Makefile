@@ -12,9 +12,12 @@ GUI     := bin/gpuwizard-gui
 APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
             libxinerama-dev libxi-dev libxxf86vm-dev \
             python3-torch python3-opencv
+# Only for the tests (make test-deps): Slurm and munge, whose daemons
+# should not be installed on a machine that only builds or runs gpuwizard.
+TEST_PKGS := slurmctld slurmd slurm-client munge
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-windows build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
+.PHONY: deps deps-windows test-deps build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
 
 # A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
 # install otherwise), then the C headers Fyne's OpenGL driver builds against,
@@ -27,6 +30,18 @@ deps:
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Debian's Slurm and munge, for the end-to-end test of gpuwizard fleet slurm
+# (a one-node cluster on loopback in a temporary folder, its daemons started
+# and stopped by PID; without root the test says it was not run). In a
+# container without an init system, installing them starts no daemon.
+test-deps:
+	@missing=""; for p in $(TEST_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing (for the Slurm test):$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
@@ -55,7 +70,7 @@ build: deps
 run: build
 	./$(GUI)
 
-test: deps
+test: deps test-deps
 	@$(COLD_CLI)
 	@$(COLD_GUI)
 	$(GO) vet -tags $(TAGS) ./...
@@ -91,7 +106,7 @@ build-windows: deps-windows
 test-windows: deps-windows
 	tools/wine/test-windows.sh
 
-race: deps
+race: deps test-deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
 # Fuzz every parser (doctor, paste, dataset readers and image decoding,

@@ -118,6 +118,7 @@ type wizard struct {
 	check    *checkView
 	checkTab *container.AppTabs
 	watch    *watchView
+	fleet    *fleetView // the Check step's Fleet tab
 	dataView *datasetView
 	settings *settingsView
 	train    *trainView
@@ -149,7 +150,8 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.check.do = wz.ui
 	wz.check.deep = deps.Deep
 	wz.watch = newWatchView(ctx, deps.Watch, deps.WatchUID, deps.WatchEvery, wz.uiAsync)
-	wz.checkTab = checkTabs(wz.check.content, wz.watch)
+	wz.fleet = newFleetView(wz)
+	wz.checkTab = checkTabs(wz.check.content, wz.watch, wz.fleet.content)
 	wz.dataView = newDatasetView(wz)
 	wz.settings = newSettingsView(wz)
 	wz.train = newTrainView(wz)
