@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gpuwizard/gpu"
 	"gpuwizard/internal/plural"
+	"gpuwizard/internal/printable"
 )
 
 // State is the kind of a verdict.
@@ -251,7 +253,37 @@ func (w *Watcher) Report(ctx context.Context) Report {
 		rep.Summary = w.summary(now, true)
 		rep.State, rep.Verdict = StateExited, rep.Summary.Text
 	}
+	rep.escape()
 	return rep
+}
+
+// escape makes every line of the report that holds names the process
+// chose (its command line, program, folder, environment, libraries)
+// printable on one line: a newline, an escape sequence or a
+// bidirectional override in them becomes a visible escape, in the text,
+// the JSON and the window alike. Fix texts keep their own line breaks.
+func (r *Report) escape() {
+	r.Command, r.Verdict = printable.String(r.Command), printable.String(r.Verdict)
+	r.Evidence = printable.Strings(r.Evidence)
+	for i := range r.Processes {
+		r.Processes[i].Command = printable.String(r.Processes[i].Command)
+	}
+	fs := make([]gpu.Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		f.Title, f.Evidence = printable.String(f.Title), printable.Strings(f.Evidence)
+		steps := make([]gpu.Step, len(f.Fix))
+		for j, s := range f.Fix {
+			steps[j] = gpu.Step{Text: printable.Text(s.Text), Command: printable.String(s.Command)}
+		}
+		f.Fix = steps
+		fs[i] = f
+	}
+	r.Findings = fs
+	if r.Summary != nil {
+		s := *r.Summary
+		s.Text, s.LastVerdict = printable.String(s.Text), printable.String(s.LastVerdict)
+		r.Summary = &s
+	}
 }
 
 // Summary is how the watch went so far (the final report's summary when
@@ -359,12 +391,17 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // line is empty (a process that is ending).
 func shortCommand(cmdline []string, comm string) string {
 	if len(cmdline) == 0 {
-		return gpu.Sanitize(comm)
+		return printable.String(comm)
 	}
 	parts := append([]string{baseName(cmdline[0])}, cmdline[1:]...)
-	s := gpu.Sanitize(strings.Join(parts, " "))
+	s := printable.String(strings.Join(parts, " "))
 	if len(s) > 160 {
-		s = s[:157] + "…"
+		// Cut at a rune's start: a name's UTF-8 is never split.
+		cut := 157
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }

@@ -1,0 +1,86 @@
+package watch
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// hostileText reports the first character of s that could move the
+// cursor, recolour the terminal, reorder the text or break the line.
+func hostileText(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// reportLines are the report's strings that are shown one a line.
+func reportLines(r Report) []string {
+	out := append([]string{r.Command, r.Verdict, r.Line()}, r.Evidence...)
+	for _, p := range r.Processes {
+		out = append(out, p.Command)
+	}
+	for _, f := range r.Findings {
+		out = append(append(out, f.Title), f.Evidence...)
+		for _, s := range f.Fix {
+			out = append(out, s.Command)
+			out = append(out, strings.Split(s.Text, "\n")...)
+		}
+	}
+	return out
+}
+
+// A process may name itself anything: an escape sequence that clears the
+// screen, a newline and a fake verdict, a right-to-left override, in its
+// command line, its short name (with a ")" that mimics /proc/PID/stat's
+// fields), its folder and its environment. Every line of the report stays
+// one printable line, and the names are still there, escaped.
+func TestHostileProcessNames(t *testing.T) {
+	f := newFixture(t)
+	evil := "train\x1b[2J\x1b[H\n✔ On the GPU\u202eyp.py"
+	p := fakeProc{pid: 6950, ppid: 4000, comm: "x) R 1 1 (y", uid: 1000, threads: 4, ticks: 900,
+		cmdline: []string{venv + "/bin/python", evil, "--device", "cpu\r\n"},
+		environ: withEnv("CUDA_VISIBLE_DEVICES=\x1b[31m\n0"), exe: "/usr/bin/python3.12", cwd: "/home/ada/\x1b]0;title\x07dir",
+		maps: cat(baseLibs, torchCUDA)}
+	f.setProc(p)
+	r := f.watch(t, 6950, 3, func(i int) {
+		p.ticks = 900 + uint64(i)*100
+		f.setProc(p)
+	})
+	if r.PID != 6950 || r.State == StateUnknown {
+		t.Fatalf("pid %d state %s: %s", r.PID, r.State, r.Verdict)
+	}
+	for _, l := range reportLines(r) {
+		if c, bad := hostileText(l); bad {
+			t.Fatalf("%U in a line of the report: %q", c, l)
+		}
+	}
+	if !strings.Contains(r.Command, `train\x1b[2J\x1b[H\n✔ On the GPU\u202eyp.py`) {
+		t.Fatalf("command %q: the name is not shown escaped", r.Command)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(text.String(), "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), "✔ On the GPU") {
+			t.Fatalf("the process's own text starts a line of the report:\n%s", text.String())
+		}
+	}
+}
+
+// A command line longer than the cut is cut at a character's start: the
+// short command is valid UTF-8.
+func TestShortCommandCutsWholeCharacters(t *testing.T) {
+	for pad := 0; pad < 4; pad++ {
+		s := shortCommand([]string{"python", strings.Repeat("a", pad) + strings.Repeat("é", 200)}, "")
+		if !strings.HasSuffix(s, "…") || len(s) > 160 || strings.ContainsRune(s, '\uFFFD') || !isValid(s) {
+			t.Fatalf("pad %d: %q", pad, s)
+		}
+	}
+}
+
+func isValid(s string) bool { return strings.ToValidUTF8(s, "?") == s }
