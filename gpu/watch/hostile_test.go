@@ -1,9 +1,13 @@
 package watch
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
+
+	"gpuwizard/gpu"
 )
 
 // hostileText reports the first character of s that could move the
@@ -84,3 +88,52 @@ func TestShortCommandCutsWholeCharacters(t *testing.T) {
 }
 
 func isValid(s string) bool { return strings.ToValidUTF8(s, "?") == s }
+
+// Watching another user's process (root watching bob's training), the
+// doctor's probe never runs a program found on that user's PATH (bob's
+// own "nvcc" or "ldconfig"): it looks them up on watch's own PATH. The
+// watcher's own processes keep their PATH.
+func TestAnotherUsersPATHIsNotRun(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	bob := fakeProc{pid: 6960, ppid: 1, comm: "python3", uid: 1001, threads: 8, ticks: 900,
+		cmdline: []string{"/usr/bin/python3", "train.py"}, environ: []string{"HOME=/home/bob", "PATH=/home/bob/bin:/usr/bin", "CUDA_VISIBLE_DEVICES=0"},
+		exe: "/usr/bin/python3.12", cwd: "/home/bob", maps: cat(baseLibs, torchCUDA)}
+	f.setProc(bob)
+	ada := bob
+	ada.pid, ada.uid, ada.environ = 6961, 1000, withEnv("PATH=/home/ada/bin:/usr/bin", "CUDA_VISIBLE_DEVICES=0")
+	f.setProc(ada)
+	for _, c := range []struct {
+		pid  int
+		path string
+	}{{6960, "/usr/bin:/bin"}, {6961, "/home/ada/bin:/usr/bin"}} {
+		var seen []map[string]string
+		o := f.options()
+		machine := o.Machine
+		o.Machine = func(ctx context.Context, env map[string]string) *gpu.Facts {
+			seen = append(seen, env)
+			return machine(ctx, env)
+		}
+		w := New(o, c.pid)
+		ctx := context.Background()
+		for range 2 {
+			if err := w.Sample(ctx); err != nil {
+				t.Fatal(err)
+			}
+			f.now = f.now.Add(time.Second)
+		}
+		r := w.Report(ctx)
+		w.Close()
+		if len(seen) == 0 {
+			t.Fatalf("PID %d: the machine was not probed", c.pid)
+		}
+		for _, env := range seen {
+			if env["PATH"] != c.path || env["CUDA_VISIBLE_DEVICES"] != "0" {
+				t.Fatalf("PID %d: probed with PATH %q CUDA_VISIBLE_DEVICES %q, want PATH %q", c.pid, env["PATH"], env["CUDA_VISIBLE_DEVICES"], c.path)
+			}
+		}
+		if r.Environ["CUDA_VISIBLE_DEVICES"] != "0" {
+			t.Fatalf("PID %d: environ %v", c.pid, r.Environ)
+		}
+	}
+}

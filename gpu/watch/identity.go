@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -29,6 +30,7 @@ type identity struct {
 	exeErr     error
 	environ    map[string]string
 	environErr error
+	foreign    bool     // another user's process (or its owner unknown)
 	files      []string // its mapped files
 	mapsErr    error
 	before     []string // the command lines it ran before its last exec, oldest first
@@ -272,6 +274,26 @@ func (w *Watcher) readIdentity(f proc, exe string, exeErr error) {
 		w.id.cwd, _ = cr.cwd(f.PID)
 	}
 	w.id.environ, w.id.environErr = w.src.environ(f.PID)
+	or, ok := w.src.(ownerReader)
+	w.id.foreign = !ok || !or.ownedBySelf(f)
+}
+
+// probeEnviron is the environment the doctor's probe judges: the
+// process's own, except that the programs the probe runs (nvcc,
+// ldconfig) are looked up on watch's own PATH when the process belongs to
+// another user: its PATH may lead to any program that user wrote, and
+// watch (root, or an administrator) must not run it.
+func (w *Watcher) probeEnviron() map[string]string {
+	env := w.id.environ
+	if env == nil || !w.id.foreign {
+		return env
+	}
+	env = maps.Clone(env)
+	delete(env, "PATH")
+	if own, ok := os.LookupEnv("PATH"); ok {
+		env["PATH"] = own
+	}
+	return env
 }
 
 // libs lists the libraries of interest the tree has loaded: the training
@@ -454,7 +476,7 @@ func prefixPython(prefix string, conda bool) string {
 // again only when the process's environment changed (an exec).
 func (w *Watcher) doctor(ctx context.Context) (*gpu.Facts, *gpu.Report) {
 	if w.facts == nil || !maps.Equal(w.factsEnv, w.id.environ) {
-		w.facts, w.factsEnv, w.diag = w.o.machine(ctx, w.id.environ), w.id.environ, nil
+		w.facts, w.factsEnv, w.diag = w.o.machine(ctx, w.probeEnviron()), w.id.environ, nil
 	}
 	if w.matrix == nil && w.matrixErr == nil {
 		if w.o.Matrix != nil {

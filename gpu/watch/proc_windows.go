@@ -42,9 +42,10 @@ type moduleCache struct {
 func newWinSource() *winSource { return &winSource{modCache: map[int]*moduleCache{}} }
 
 var (
-	_ source     = (*winSource)(nil)
-	_ cwdReader  = (*winSource)(nil)
-	_ placeNamer = (*winSource)(nil)
+	_ source      = (*winSource)(nil)
+	_ cwdReader   = (*winSource)(nil)
+	_ ownerReader = (*winSource)(nil)
+	_ placeNamer  = (*winSource)(nil)
 )
 
 // snapshotTTL lets one Sample's reads share one process table.
@@ -401,6 +402,27 @@ func (s *winSource) exe(pid int) (string, error) {
 		return "", fmt.Errorf("reading the program of process %d: %w", pid, err)
 	}
 	return windows.UTF16ToString(buf[:n]), nil
+}
+
+// ownedBySelf reports whether the process's token has the user of watch's
+// own token; false when it cannot be read (another user's process).
+func (s *winSource) ownedBySelf(p proc) bool {
+	h, err := openProcess(p.PID, windows.PROCESS_QUERY_LIMITED_INFORMATION)
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
+		return false
+	}
+	defer tok.Close()
+	theirs, err := tok.GetTokenUser()
+	if err != nil {
+		return false
+	}
+	mine, err := windows.GetCurrentProcessToken().GetTokenUser()
+	return err == nil && theirs.User.Sid.Equals(mine.User.Sid)
 }
 
 // userName is the account that owns the process (DOMAIN\user as Windows

@@ -89,6 +89,9 @@ func TestWindowsSource(t *testing.T) {
 	if src.numCPU() < 1 || src.userName(pr) == "" {
 		t.Fatalf("cpus %d user %q", src.numCPU(), src.userName(pr))
 	}
+	if !src.ownedBySelf(pr) || src.ownedBySelf(proc{PID: 1 << 30}) {
+		t.Fatalf("owned by the watch's user: the child %v, no process %v", src.ownedBySelf(pr), src.ownedBySelf(proc{PID: 1 << 30}))
+	}
 	if _, err := src.proc(1 << 30); !errors.Is(err, ErrNoProcess) {
 		t.Fatalf("no such process: %v", err)
 	}

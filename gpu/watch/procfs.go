@@ -19,6 +19,7 @@ import (
 type procFS struct {
 	fsys fs.FS
 	hz   int // USER_HZ: the unit of /proc/PID/stat's times
+	self int // the real user id running the watch; -1 unknown
 
 	mu        sync.Mutex
 	bootRead  bool
@@ -29,13 +30,17 @@ type procFS struct {
 }
 
 func newProcFS(fsys fs.FS, hz int) *procFS {
-	return &procFS{fsys: fsys, hz: hz}
+	return &procFS{fsys: fsys, hz: hz, self: -1}
 }
+
+// ownedBySelf reports whether the process's real user runs the watch.
+func (p *procFS) ownedBySelf(pr proc) bool { return pr.UID >= 0 && pr.UID == p.self }
 
 var (
 	_ source        = (*procFS)(nil)
 	_ childLister   = (*procFS)(nil)
 	_ cwdReader     = (*procFS)(nil)
+	_ ownerReader   = (*procFS)(nil)
 	_ deviceReader  = (*procFS)(nil)
 	_ schedReader   = (*procFS)(nil)
 	_ gpuNodeReader = (*procFS)(nil)

@@ -63,6 +63,12 @@ type childLister interface {
 	children(pid int) ([]int, bool)
 }
 
+// ownerReader is a source that tells whether a process belongs to the user
+// running the watch (Linux: its real user id; Windows: its token's user).
+type ownerReader interface {
+	ownedBySelf(p proc) bool
+}
+
 // cwdReader is a source that reads a process's working folder.
 type cwdReader interface {
 	cwd(pid int) (string, error)

@@ -73,6 +73,10 @@ type Options struct {
 	ClockTicks int
 	// Now reads the clock. Nil: time.Now.
 	Now func() time.Time
+
+	// selfUID is the user id the watch runs as on a /proc source. Nil:
+	// os.Getuid() (tests play another user).
+	selfUID *int
 }
 
 func (o *Options) fill() {
@@ -100,7 +104,12 @@ func (o *Options) procFS() *procFS {
 		}
 		fsys = os.DirFS(root)
 	}
-	return newProcFS(fsys, o.ClockTicks)
+	p := newProcFS(fsys, o.ClockTicks)
+	p.self = os.Getuid()
+	if o.selfUID != nil {
+		p.self = *o.selfUID
+	}
+	return p
 }
 
 // machine probes the machine the way the doctor does.

@@ -70,7 +70,8 @@ func (f *fixture) options() Options {
 	if fsys == nil {
 		fsys = f.machine()
 	}
-	return Options{Root: f.root, FS: fsys, NVML: f.nv, Now: func() time.Time { return f.now },
+	ada := 1000 // the watch runs as ada, the fake machine's user
+	return Options{Root: f.root, FS: fsys, NVML: f.nv, Now: func() time.Time { return f.now }, selfUID: &ada,
 		Machine: func(ctx context.Context, env map[string]string) *gpu.Facts {
 			if env == nil {
 				env = map[string]string{"PATH": "/usr/bin:/bin"}
