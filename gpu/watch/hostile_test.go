@@ -137,3 +137,28 @@ func TestAnotherUsersPATHIsNotRun(t *testing.T) {
 		}
 	}
 }
+
+// A command line of a megabyte (the kernel allows 2 MiB of arguments) is
+// shown by its start: every line of the report stays bounded.
+func TestHugeCommandLine(t *testing.T) {
+	f := newFixture(t)
+	big := strings.Repeat("a", 127_000)
+	args := []string{venv + "/bin/python", "train.py"}
+	for range 8 {
+		args = append(args, big)
+	}
+	p := fakeProc{pid: 6970, ppid: 4000, comm: "python", uid: 1000, threads: 4, ticks: 900, cmdline: args,
+		environ: withEnv("BIG="+big, "LD_LIBRARY_PATH="+big), exe: "/usr/bin/python3.12", cwd: "/home/ada/project", maps: cat(baseLibs, torchCUDA)}
+	f.setProc(p)
+	r := f.watch(t, 6970, 3, nil)
+	total := 0
+	for _, l := range reportLines(r) {
+		if len(l) > maxLine+40 {
+			t.Fatalf("a line of %d bytes: %.80q…", len(l), l)
+		}
+		total += len(l)
+	}
+	if total > 64<<10 || !evidenceHas(r, "more bytes)") || len(r.Environ["LD_LIBRARY_PATH"]) != maxLine {
+		t.Fatalf("%d bytes in the report's lines; evidence %.300q", total, r.Evidence)
+	}
+}

@@ -261,19 +261,20 @@ func (w *Watcher) Report(ctx context.Context) Report {
 // chose (its command line, program, folder, environment, libraries)
 // printable on one line: a newline, an escape sequence or a
 // bidirectional override in them becomes a visible escape, in the text,
-// the JSON and the window alike. Fix texts keep their own line breaks.
+// the JSON and the window alike, and a line of a megabyte is cut. Fix
+// texts keep their own line breaks.
 func (r *Report) escape() {
-	r.Command, r.Verdict = printable.String(r.Command), printable.String(r.Verdict)
-	r.Evidence = printable.Strings(r.Evidence)
+	r.Command, r.Verdict = line(r.Command), line(r.Verdict)
+	r.Evidence = lines(r.Evidence)
 	for i := range r.Processes {
-		r.Processes[i].Command = printable.String(r.Processes[i].Command)
+		r.Processes[i].Command = line(r.Processes[i].Command)
 	}
 	fs := make([]gpu.Finding, len(r.Findings))
 	for i, f := range r.Findings {
-		f.Title, f.Evidence = printable.String(f.Title), printable.Strings(f.Evidence)
+		f.Title, f.Evidence = line(f.Title), lines(f.Evidence)
 		steps := make([]gpu.Step, len(f.Fix))
 		for j, s := range f.Fix {
-			steps[j] = gpu.Step{Text: printable.Text(s.Text), Command: printable.String(s.Command)}
+			steps[j] = gpu.Step{Text: printable.Text(s.Text), Command: line(s.Command)}
 		}
 		f.Fix = steps
 		fs[i] = f
@@ -281,7 +282,7 @@ func (r *Report) escape() {
 	r.Findings = fs
 	if r.Summary != nil {
 		s := *r.Summary
-		s.Text, s.LastVerdict = printable.String(s.Text), printable.String(s.LastVerdict)
+		s.Text, s.LastVerdict = line(s.Text), line(s.LastVerdict)
 		r.Summary = &s
 	}
 }
@@ -396,14 +397,44 @@ func shortCommand(cmdline []string, comm string) string {
 	parts := append([]string{baseName(cmdline[0])}, cmdline[1:]...)
 	s := printable.String(strings.Join(parts, " "))
 	if len(s) > 160 {
-		// Cut at a rune's start: a name's UTF-8 is never split.
-		cut := 157
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = cutAt(s, 157) + "…"
 	}
 	return s
+}
+
+// cutAt cuts s to at most n bytes at a character's start: a name's UTF-8
+// is never split.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// maxLine bounds a line of the report: a command line or an environment
+// of a megabyte is shown by its start.
+const maxLine = 2000
+
+// line is one printable line of the report, at most maxLine bytes (and
+// what was cut, counted).
+func line(s string) string {
+	s = printable.String(s)
+	if len(s) <= maxLine {
+		return s
+	}
+	kept := cutAt(s, maxLine)
+	return fmt.Sprintf("%s… (%d more bytes)", kept, len(s)-len(kept))
+}
+
+func lines(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = line(s)
+	}
+	return out
 }
 
 // baseName is the last element of a Unix or Windows path.

@@ -464,7 +464,7 @@ func (v *view) cudaEnviron() map[string]string {
 	out := map[string]string{}
 	for _, n := range envNames {
 		if val, ok := v.id.environ[n]; ok {
-			out[n] = val
+			out[n] = cutAt(val, maxLine) // as the process has it, but not 128 KiB of it
 		}
 	}
 	return out
