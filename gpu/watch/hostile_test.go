@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,24 @@ func TestHugeCommandLine(t *testing.T) {
 	}
 	if total > 64<<10 || !evidenceHas(r, "more bytes)") || len(r.Environ["LD_LIBRARY_PATH"]) != maxLine {
 		t.Fatalf("%d bytes in the report's lines; evidence %.300q", total, r.Evidence)
+	}
+}
+
+// A process with more mappings than any library set (vm.max_map_count can
+// be raised to millions) is read line by line and its names are capped; a
+// line longer than any path is skipped, and the lines after it are read.
+func TestHostileMaps(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("7f00-7f01 r-xp 00000000 fd:01 12 /x/" + strings.Repeat("d", 100_000) + "\n")
+	b.WriteString("7f00-7f01 r-xp 00000000 fd:01 12 /opt/env/lib/libtorch_cuda.so\n")
+	for i := range maxMapped + 100 {
+		fmt.Fprintf(&b, "7f00-7f01 r--p 00000000 fd:01 %d /data/shard-%d.bin\n", i, i)
+	}
+	files := parseMaps(b.String())
+	if len(files) != maxMapped || files[0] != "/opt/env/lib/libtorch_cuda.so" || files[1] != "/data/shard-0.bin" {
+		t.Fatalf("%d files, first %q", len(files), files[:2])
+	}
+	if n := fieldCount([]byte("  7f00-7f01 r-xp\t00000000 fd:01 12   ")); n != 5 {
+		t.Fatalf("fieldCount %d", n)
 	}
 }

@@ -1,9 +1,11 @@
 package watch
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strconv"
@@ -245,39 +247,84 @@ func parseEnviron(kvs []string) map[string]string {
 
 // modules lists the files mapped into the process (its loaded libraries,
 // and GPU device files a CUDA context maps), each once, in the order of
-// /proc/PID/maps.
+// /proc/PID/maps. The file is read line by line: a process may hold
+// hundreds of thousands of mappings (vm.max_map_count), and watch holds
+// only the names, at most maxMapped of them.
 func (p *procFS) modules(pid int) ([]string, error) {
-	b, err := p.readFile(procPath(pid, "maps"))
+	f, err := p.fsys.Open(procPath(pid, "maps"))
 	if err != nil {
 		return nil, fmt.Errorf("reading /proc/%d/maps: %w", pid, err)
 	}
-	return parseMaps(string(b)), nil
+	defer f.Close()
+	out, err := readMaps(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading /proc/%d/maps: %w", pid, err)
+	}
+	return out, nil
 }
+
+// maxMapped bounds the distinct files kept from one process's maps (a
+// CUDA torch process maps a few hundred).
+const maxMapped = 8192
 
 // parseMaps reads the path names of /proc/PID/maps lines: "address perms
 // offset dev inode path", where the path may hold spaces and may end in
 // " (deleted)".
 func parseMaps(s string) []string {
+	out, _ := readMaps(strings.NewReader(s))
+	return out
+}
+
+// readMaps is parseMaps over a reader, one line at a time.
+func readMaps(r io.Reader) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for len(s) > 0 {
-		line := s
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			s = ""
+	br := bufio.NewReaderSize(r, 64<<10)
+	for len(out) < maxMapped {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than any path (PATH_MAX is 4096): skip it.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			line = nil
 		}
-		i := strings.IndexByte(line, '/')
-		if i < 0 || len(strings.Fields(line[:i])) != 5 {
-			continue // anonymous, [heap], [stack], [vdso]
-		}
-		name := strings.TrimSuffix(line[i:], " (deleted)")
-		if !seen[name] {
+		if name, ok := mapsPath(line); ok && !seen[name] {
 			seen[name] = true
 			out = append(out, name)
 		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
 	}
-	return out
+	return out, nil
+}
+
+// fieldCount counts the space-separated fields of b without allocating.
+func fieldCount(b []byte) int {
+	n, in := 0, false
+	for _, c := range b {
+		sp := c == ' ' || c == '\t'
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return n
+}
+
+// mapsPath is the path name of one maps line; ok is false for an
+// anonymous mapping ([heap], [stack], [vdso]).
+func mapsPath(b []byte) (string, bool) {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	i := bytes.IndexByte(b, '/')
+	if i < 0 || fieldCount(b[:i]) != 5 {
+		return "", false
+	}
+	return string(bytes.TrimSuffix(b[i:], []byte(" (deleted)"))), true
 }
 
 // pids lists the numeric entries of /proc.
