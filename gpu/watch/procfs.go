@@ -401,7 +401,7 @@ const maxFDs = 4096
 // /dev/nvidia-caps/..., and WSL 2's /dev/dxg.
 func (p *procFS) openDevices(pid int) ([]string, error) {
 	dir := procPath(pid, "fd")
-	ents, err := fs.ReadDir(p.fsys, dir)
+	ents, err := p.readDirFirst(dir, maxFDs)
 	if err != nil {
 		return nil, fmt.Errorf("reading /proc/%d/fd: %w", pid, err)
 	}
@@ -419,6 +419,26 @@ func (p *procFS) openDevices(pid int) ([]string, error) {
 		out = append(out, target)
 	}
 	return out, nil
+}
+
+// readDirFirst lists at most n entries of a folder, without reading the
+// rest (a process may hold a million descriptors open): in the kernel's
+// order for /proc/PID/fd, the lowest descriptors first.
+func (p *procFS) readDirFirst(dir string, n int) ([]fs.DirEntry, error) {
+	f, err := p.fsys.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd, ok := f.(fs.ReadDirFile)
+	if !ok {
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: errors.New("not a folder")}
+	}
+	ents, err := rd.ReadDir(n)
+	if errors.Is(err, io.EOF) {
+		err = nil // an empty folder
+	}
+	return ents, err
 }
 
 // runWait is how long the process's main thread has waited on a run queue
