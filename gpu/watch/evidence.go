@@ -242,5 +242,9 @@ func (v *view) childrenText() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", name, strings.Join(ids, ", ")))
 	}
-	return strings.Join(parts, "; ")
+	text := strings.Join(parts, "; ")
+	if len(v.last.members)-1 >= maxTree {
+		text += fmt.Sprintf("; watch follows the first %d descendants, and the tree may hold more", maxTree)
+	}
+	return text
 }

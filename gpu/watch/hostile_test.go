@@ -182,3 +182,26 @@ func TestHostileMaps(t *testing.T) {
 		t.Fatalf("fieldCount %d", n)
 	}
 }
+
+// A process with thousands of children (a fork storm, a shell starting
+// sleeps in a loop) is followed up to maxTree descendants, and the
+// evidence says the tree may hold more.
+func TestHugeTree(t *testing.T) {
+	f := newFixture(t)
+	const n = maxTree + 50
+	parent := fakeProc{pid: 20000, ppid: 4000, comm: "bash", uid: 1000, threads: 1, cmdline: []string{"bash", "spawn.sh"},
+		environ: adaEnv, exe: "/usr/bin/bash", cwd: "/home/ada", maps: []string{"/usr/bin/bash"}}
+	f.setProc(parent)
+	var kids []string
+	for i := 1; i <= n; i++ {
+		kids = append(kids, fmt.Sprint(20000+i))
+		f.setProc(fakeProc{pid: 20000 + i, ppid: 20000, comm: "sleep", uid: 1000, threads: 1, cmdline: []string{"sleep", "120"},
+			environ: adaEnv, exe: "/usr/bin/sleep", cwd: "/home/ada", maps: []string{"/usr/bin/sleep"}})
+	}
+	f.write(t, "proc/20000/task/20000/children", strings.Join(kids, " ")+" ")
+	r := f.watch(t, 20000, 2, nil)
+	if len(r.Processes) != maxTree+1 || !evidenceHas(r, fmt.Sprintf("%d children (20001, 20002", maxTree)) ||
+		!evidenceHas(r, fmt.Sprintf("watch follows the first %d descendants, and the tree may hold more", maxTree)) {
+		t.Fatalf("%d processes; evidence %q", len(r.Processes), r.Evidence)
+	}
+}
