@@ -349,11 +349,11 @@ func (s *winSource) modules(pid int) ([]string, error) {
 		if err := windows.EnumProcessModulesEx(h, &mods[0], size, &needed, windows.LIST_MODULES_ALL); err != nil {
 			return nil, fmt.Errorf("listing the DLLs of process %d: %w", pid, err)
 		}
-		if needed <= size {
-			mods = mods[:needed/uint32(unsafe.Sizeof(mods[0]))]
+		if n := int(needed / uint32(unsafe.Sizeof(mods[0]))); needed <= size || len(mods) >= maxMapped {
+			mods = mods[:min(n, len(mods))] // past maxMapped DLLs, the first ones
 			break
 		}
-		mods = make([]windows.Handle, needed/uint32(unsafe.Sizeof(mods[0]))+64)
+		mods = make([]windows.Handle, min(int(needed/uint32(unsafe.Sizeof(mods[0])))+64, maxMapped))
 	}
 	cache := s.moduleCache(pid)
 	out := make([]string, 0, len(mods))
