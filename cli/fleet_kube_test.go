@@ -152,7 +152,7 @@ func TestFleetKubeRun(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", "1s", "--binary", exe},
+	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", kubeTimeout, "--binary", exe},
 		Env{Stdout: &stdout, Stderr: &stderr})
 	var r fleet.Report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
@@ -171,7 +171,7 @@ func TestFleetKubeRun(t *testing.T) {
 		t.Fatalf("%d rows, exit %d", len(r.Nodes), code)
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	for _, w := range []string{"get nodes -o json --selector=nvidia.com/gpu.present=true", "apply -f ", "cp " + exe + " default/gpuwizard-",
+	for _, w := range []string{"get nodes -o json --selector=nvidia.com/gpu.present=true", "apply -f ", "cp " + exe[len(filepath.VolumeName(exe)):] + " default/gpuwizard-", // no drive letter: kubectl reads "C:" as a pod
 		"exec --namespace=default gpuwizard-", "-- mv /opt/gpuwizard/gpuwizard.part /opt/gpuwizard/gpuwizard",
 		"delete jobs --namespace=default --selector=app.kubernetes.io/instance="} {
 		if !strings.Contains(string(calls), w) {
