@@ -64,7 +64,8 @@ func TestSlurm(t *testing.T) {
 		b := reportJSON(t, kind, "ignored")
 		return func(context.Context) ([]byte, []byte, error) { return b, nil, nil }
 	}
-	old := ok(kindOldDriver) // probed now: under Wine a probe takes longer than the nodes' timeout
+	// Probed now: under Wine a probe takes longer than the nodes' timeout.
+	old := ok(kindOldDriver)
 	notReady := func(ctx context.Context) ([]byte, []byte, error) { // doctor exits 1 when not ready
 		b, _, _ := old(ctx)
 		return b, nil, errors.New("exit status 1")
