@@ -87,7 +87,9 @@ var recognisers = []recogniser{
 		}},
 
 	// --- nvidia-smi ------------------------------------------------------
-	{format: "nvidia-smi", hint: "driver version:", re: regexp.MustCompile(`NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?`), last: true,
+	// The header: "Driver Version" and "CUDA Version"; from driver 610 on,
+	// "KMD Version" and "CUDA UMD Version" (the same two values).
+	{format: "nvidia-smi", anyOf: []string{"driver version:", "kmd version:"}, re: regexp.MustCompile(`NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.Status, pp.f.NVML.DriverVersion = gpu.NVMLOK, m[2]
 			if validVersion(m[3]) {
@@ -135,12 +137,12 @@ var recognisers = []recogniser{
 	// --- nvidia-smi -q ---------------------------------------------------
 	{format: "nvidia-smi-q", hint: "nvsmi log", re: regexp.MustCompile(`=+NVSMI LOG=+`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.f.NVML.Status = gpu.NVMLOK }},
-	{hint: "driver version", re: regexp.MustCompile(`^Driver Version\s+:\s*(\d+\.\d+(?:\.\d+)?)\s*$`), last: true,
+	{anyOf: []string{"driver version", "kmd version"}, re: regexp.MustCompile(`^(?:Driver|KMD) Version\s+:\s*(\d+\.\d+(?:\.\d+)?)\s*(?:\[[^\]]*\]\s*)?$`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.DriverVersion = m[1]
 			pp.quote("driver", s)
 		}},
-	{hint: "cuda version", re: regexp.MustCompile(`^CUDA Version\s+:\s*(\d+\.\d+)\s*$`), last: true,
+	{anyOf: []string{"cuda version", "cuda umd version"}, re: regexp.MustCompile(`^CUDA(?: UMD)? Version\s+:\s*(\d+\.\d+)\s*(?:\[[^\]]*\]\s*)?$`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.CUDADriverVersion = m[1]
 			pp.quote("driver", s)
@@ -652,8 +654,10 @@ func (pp *parser) smiqLine(s string) bool {
 	case key == "Current" && pp.section == "smiq_mig":
 		on := val == "Enabled"
 		g.MIGEnabled = &on
-	case key == "Driver Version":
-		pp.f.NVML.DriverVersion = val
+	case key == "Driver Version" || key == "KMD Version":
+		if v := strings.Fields(val); len(v) > 0 && validVersion(v[0]) {
+			pp.f.NVML.DriverVersion = v[0]
+		}
 	}
 	return true
 }
