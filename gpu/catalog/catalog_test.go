@@ -65,6 +65,7 @@ func TestParseRejects(t *testing.T) {
 		"bad regexp":   "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(x']\n",
 		"bad group":    "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(?P<foo>x)']\n",
 		"twice":        "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['x']\n- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['y']\n",
+		"placeholder":  "- id: a\n  cause: other\n  strength: weak\n  title: 'sm_{sm}'\n  patterns: ['sm_(?P<sm>\\d+)', 'no sm here']\n",
 	}
 	for name, y := range bad {
 		if _, err := Parse([]byte(y)); err == nil {
@@ -98,6 +99,30 @@ func TestMatchValues(t *testing.T) {
 		}
 	}
 	t.Fatalf("no strong hit with driver_cuda_int=10010: %+v", hits)
+}
+
+// TestTitleValues: a title shows the values its match took, never a
+// placeholder (the sm_120 of an RTX 5090 report, not "sm_XX").
+func TestTitleValues(t *testing.T) {
+	for _, s := range Default().Signatures {
+		if strings.Contains(s.Title, "XX") || strings.Contains(s.Title, "_NN") {
+			t.Errorf("%s: title %q shows a placeholder a person cannot read; name the value ({sm})", s.ID, s.Title)
+		}
+	}
+	hits := Default().Match("/torch/cuda/__init__.py:235: UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.")
+	for _, h := range hits {
+		if h.ID != "torch_sm_not_compatible" {
+			continue
+		}
+		if !strings.Contains(h.Title, "sm_120") || strings.Contains(h.Title, "{") {
+			t.Errorf("title %q", h.Title)
+		}
+		if h.Values["gpu_name"] != "NVIDIA GeForce RTX 5090" {
+			t.Errorf("gpu_name %q", h.Values["gpu_name"])
+		}
+		return
+	}
+	t.Fatalf("torch_sm_not_compatible not found: %+v", hits)
 }
 
 func BenchmarkMatch100KB(b *testing.B) {
