@@ -277,8 +277,10 @@ var recognisers = []recogniser{
 	// Containers in words, a Dockerfile's FROM (upper case; Python's "from
 	// x import y" is not) and image tags that name a CUDA: three cheap
 	// tests instead of one pattern tried on every line that says "cuda".
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis"},
-		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b`),
+	// Chinese, Japanese and Korean reports say "container" in their words
+	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里).
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
+		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
@@ -287,7 +289,7 @@ var recognisers = []recogniser{
 			pp.p.Scheduler = "slurm"
 			pp.quote("env", s)
 		}},
-	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?)\\s*:?\\s*`?(true|false)\\b"),
+	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.p.CUDAAvailable == nil {
 				pp.cudaAvailable(strings.EqualFold(m[1], "true"), s)
@@ -375,7 +377,7 @@ var recognisers = []recogniser{
 				pp.p.Devices = appendUnique(pp.p.Devices, "cpu")
 			}
 		}},
-	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
+	{hint: "tensorflow", re: regexp.MustCompile(`(?i)\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.setPackage("tensorflow", m[1], "")
 			pp.quote("tensorflow", s)
