@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -23,25 +24,66 @@ func diagnoseText(t testing.TB, text string) gpu.Report {
 	return Diagnose(paste.Parse(text, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)), mustMatrix(t))
 }
 
-// score runs the doctor on every report of a corpus part and returns the
-// share whose first finding names the settled cause, with a table per
-// cause and the misses.
-func score(t *testing.T, part string) (float64, string, []string) {
+// placeholders are findings that name no cause of their own (cause other
+// because none is known): they do not count as naming "other" among the
+// first three causes.
+var placeholders = map[string]bool{"report_nothing_recognised": true, "report_cuda_unavailable": true, "report_run_next": true}
+
+// topCauses is the distinct causes a report names, in order: the first
+// finding's, then those of the errors and warnings after it (placeholders
+// aside), at most n.
+func topCauses(rep gpu.Report, n int) []gpu.Cause {
+	var out []gpu.Cause
+	for i, f := range rep.Findings {
+		if len(out) == n {
+			break
+		}
+		if i > 0 && (f.Severity != gpu.SevError && f.Severity != gpu.SevWarning || placeholders[f.ID]) {
+			continue
+		}
+		if !slices.Contains(out, f.Cause) {
+			out = append(out, f.Cause)
+		}
+	}
+	return out
+}
+
+// scoreCard is how a corpus part scored: the share whose first finding
+// names the settled cause (top-1), the share that names it among its
+// first three causes (top-3), a table per cause, and the misses.
+type scoreCard struct {
+	top1, top3 float64
+	table      string
+	misses     []string
+}
+
+// score runs the doctor on every report of a corpus part (or, with
+// prefix, of the batch whose names start so) and scores it.
+func score(t *testing.T, part, prefix string) scoreCard {
 	t.Helper()
 	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type tally struct{ right, total int }
+	type tally struct{ right, near, total int }
 	per := map[gpu.Cause]*tally{}
-	var misses []string
-	right := 0
+	var sc scoreCard
+	right, near, n := 0, 0, 0
 	for _, r := range reports {
+		if !strings.HasPrefix(r.Name, prefix) {
+			continue
+		}
+		n++
 		rep := diagnoseText(t, r.Text)
 		if per[r.Cause] == nil {
 			per[r.Cause] = &tally{}
 		}
 		per[r.Cause].total++
+		top := topCauses(rep, 3)
+		if slices.Contains(top, r.Cause) {
+			near++
+			per[r.Cause].near++
+		}
 		got := gpu.Cause("(none)")
 		id := ""
 		if len(rep.Findings) > 0 {
@@ -52,25 +94,32 @@ func score(t *testing.T, part string) (float64, string, []string) {
 			per[r.Cause].right++
 			continue
 		}
-		misses = append(misses, fmt.Sprintf("%s: want %s, got %s (%s)", r.Name, r.Cause, got, id))
+		sc.misses = append(sc.misses, fmt.Sprintf("%s: want %s, got %s (%s); first three: %v", r.Name, r.Cause, got, id, top))
+	}
+	if n == 0 {
+		t.Fatalf("no reports in %s with names starting %q", part, prefix)
 	}
 	var rows []string
 	for c, tl := range per {
-		rows = append(rows, fmt.Sprintf("  %-24s %3d/%-3d", c, tl.right, tl.total))
+		rows = append(rows, fmt.Sprintf("  %-24s top-1 %3d/%-3d top-3 %3d/%-3d", c, tl.right, tl.total, tl.near, tl.total))
 	}
 	sort.Strings(rows)
-	sort.Strings(misses)
-	return float64(right) / float64(len(reports)), strings.Join(rows, "\n"), misses
+	sort.Strings(sc.misses)
+	sc.top1, sc.top3 = float64(right)/float64(n), float64(near)/float64(n)
+	sc.table = fmt.Sprintf("%d reports: top-1 %.1f%%, top-3 %.1f%%\n%s", n, 100*sc.top1, 100*sc.top3, strings.Join(rows, "\n"))
+	return sc
 }
 
+var batchPrefix = flag.String("batch", "", "score only the corpus reports whose names start with this (a batch's letter and underscore, P_)")
+
 func TestCorpusTuning(t *testing.T) {
-	share, table, misses := score(t, "tuning")
-	t.Logf("tuning part: %.1f%% right first cause\n%s", 100*share, table)
+	sc := score(t, "tuning", *batchPrefix)
+	t.Logf("tuning part: %s", sc.table)
 	if *showMisses {
-		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
+		t.Logf("misses:\n  %s", strings.Join(sc.misses, "\n  "))
 	}
-	if share < 0.94 {
-		t.Errorf("%.1f%% of the tuning part right, want at least 94%%; misses:\n  %s", 100*share, strings.Join(misses, "\n  "))
+	if sc.top1 < 0.94 && *batchPrefix == "" {
+		t.Errorf("%.1f%% of the tuning part right, want at least 94%%; misses:\n  %s", 100*sc.top1, strings.Join(sc.misses, "\n  "))
 	}
 }
 
@@ -101,15 +150,15 @@ func BenchmarkFrom100KB(b *testing.B) {
 // TestCorpusHeldout scores the held-out part: reports collected apart and
 // never read while the signatures and rules were written.
 func TestCorpusHeldout(t *testing.T) {
-	share, table, misses := score(t, "heldout")
-	t.Logf("held-out part: %.1f%% right first cause\n%s", 100*share, table)
+	sc := score(t, "heldout", *batchPrefix)
+	t.Logf("held-out part: %s", sc.table)
 	if *showMisses {
-		t.Logf("misses:\n  %s", strings.Join(misses, "\n  "))
+		t.Logf("misses:\n  %s", strings.Join(sc.misses, "\n  "))
 	}
 	// The goal is 95%; this floor is what the doctor reached (README), so
 	// that a change that loses held-out reports fails.
-	if share < 0.75 {
-		t.Errorf("%.1f%% of the held-out part right, below the floor of 75%%", 100*share)
+	if sc.top1 < 0.75 && *batchPrefix == "" {
+		t.Errorf("%.1f%% of the held-out part right, below the floor of 75%%", 100*sc.top1)
 	}
 }
 

@@ -19,6 +19,9 @@ type scored struct {
 	// container without GPUs makes nvidia-smi fail as if no driver were
 	// installed.
 	explains []gpu.Cause
+	// order places the differential's findings (1, 2, 3: most likely
+	// first) among themselves; 0 for every other finding.
+	order int
 }
 
 // judge holds one Diagnose call's state.

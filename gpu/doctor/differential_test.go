@@ -1,0 +1,153 @@
+package doctor
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/internal/corpus"
+	"gpuwizard/gpu/internal/wordmodel"
+)
+
+// crossValidate scores the whole doctor on the tuning part with each
+// fold's word model trained on the other folds: what the differential
+// does on reports its words were not trained on. It returns the top-1 and
+// top-3 shares overall and on the thin reports (those whose first finding
+// is the differential's or names no cause), and the thin misses.
+func crossValidate(t *testing.T, folds int) (all, thin [2]float64, nThin int, misses []string) {
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), "tuning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(r corpus.Report) uint64 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "cv %s", r.Name)
+		return h.Sum64()
+	}
+	sort.SliceStable(reports, func(a, b int) bool {
+		if reports[a].Cause != reports[b].Cause {
+			return reports[a].Cause < reports[b].Cause
+		}
+		return key(reports[a]) < key(reports[b])
+	})
+	var right, near, thinRight, thinNear int
+	for fold := range folds {
+		var train []wordmodel.Doc
+		var test []corpus.Report
+		for i, r := range reports {
+			if i%folds == fold {
+				test = append(test, r)
+			} else {
+				train = append(train, wordmodel.Doc{Cause: string(r.Cause), Text: r.Text})
+			}
+		}
+		m := wordmodel.Train(train, wordmodel.DefaultK, wordmodel.DefaultMinDocs)
+		s := words
+		s.model = func() *wordmodel.Model { return m }
+		withWords(s, func() {
+			for _, r := range test {
+				rep := diagnoseText(t, r.Text)
+				top := topCauses(rep, 3)
+				ok1 := len(top) > 0 && top[0] == r.Cause
+				ok3 := slices.Contains(top, r.Cause)
+				right += b2i(ok1)
+				near += b2i(ok3)
+				id := "(none)"
+				if len(rep.Findings) > 0 {
+					id = rep.Findings[0].ID
+				}
+				if strings.HasPrefix(id, "report_likely_") || placeholders[id] || id == "(none)" {
+					nThin++
+					thinRight += b2i(ok1)
+					thinNear += b2i(ok3)
+					if !ok1 {
+						misses = append(misses, fmt.Sprintf("%s: want %s, got %v (%s)", r.Name, r.Cause, top, id))
+					}
+				}
+			}
+		})
+	}
+	n := float64(len(reports))
+	sort.Strings(misses)
+	return [2]float64{float64(right) / n, float64(near) / n}, [2]float64{float64(thinRight) / float64(max(nThin, 1)), float64(thinNear) / float64(max(nThin, 1))}, nThin, misses
+}
+
+// TestDifferentialCrossValidation: the doctor with the differential, its
+// words trained apart from the reports it judges (5-fold over the tuning
+// part; the held-out part plays no part).
+func TestDifferentialCrossValidation(t *testing.T) {
+	all, thin, n, misses := crossValidate(t, 5)
+	t.Logf("tuning part, 5-fold: top-1 %.1f%%, top-3 %.1f%%; the %d thin reports: top-1 %.1f%%, top-3 %.1f%%",
+		100*all[0], 100*all[1], n, 100*thin[0], 100*thin[1])
+	if *showMisses {
+		t.Logf("thin misses:\n  %s", strings.Join(misses, "\n  "))
+	}
+}
+
+// TestDifferentialReasons: thin reports of the kinds that carry no error
+// text (the GPU not passed into a container, a notebook or cloud machine
+// without a GPU, TensorFlow on native Windows, two builds side by side, a
+// CPU build of Paddle or JAX, no NVIDIA GPU at all) get the cause their
+// facts imply first, at most three causes, and each with a command.
+func TestDifferentialReasons(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       gpu.Cause
+		also       gpu.Cause // among the first three too ("" none asked)
+	}{
+		{"docker in words", "I run my training in a docker container and torch.cuda.is_available() returns False. nvidia-smi works on the host.", gpu.CauseWSLOrContainer, ""},
+		{"docker in Chinese", "在docker容器里运行训练，torch.cuda.is_available() 返回 False，宿主机上 nvidia-smi 正常。", gpu.CauseWSLOrContainer, ""},
+		{"colab", "On Google Colab my notebook says RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"kaggle", "In my Kaggle notebook torch.cuda.is_available() is False and training is very slow.", gpu.CauseWSLOrContainer, ""},
+		{"cloud VM without a GPU", "I launched an AWS EC2 t3.large instance with Ubuntu and installed torch, but cuda is not available.", gpu.CauseWSLOrContainer, ""},
+		{"TF on native Windows with CUDA 12", "Windows 11, RTX 4070. I installed CUDA 12.3 and cuDNN 8.9 but tensorflow does not detect my GPU: tf.config.list_physical_devices('GPU') returns [].", gpu.CauseCPUOnlyBuild, gpu.CauseTFGPULibs},
+		{"TF 2.10 on native Windows", "TensorFlow 2.10 on Windows 10 with CUDA 12.2 installed: the GPU is not found and it trains on the CPU.", gpu.CauseTFGPULibs, ""},
+		{"two builds side by side", "I have both tensorflow and tensorflow-gpu installed in the same environment and it only uses the CPU, the GPU is not detected.", gpu.CauseConflictingInstalls, ""},
+		{"paddle CPU build", "PaddleOCR runs on the CPU even though I have an RTX 3060, it does not use the GPU. I installed paddlepaddle with pip on Ubuntu.", gpu.CauseCPUOnlyBuild, ""},
+		{"no NVIDIA GPU: Intel", "My laptop has Intel UHD Graphics 620. torch.cuda.is_available() returns False, what is wrong?", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: AMD", "I have an AMD Radeon RX 6700 XT. How do I make pytorch use the GPU? cuda is not available.", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: Mac", "On my MacBook Pro M2, torch.cuda.is_available() is False and training runs on the CPU.", gpu.CauseOther, ""},
+		{"no NVIDIA GPU in words", "我的电脑没有独立显卡，只有核显，torch.cuda.is_available() 返回 False", gpu.CauseOther, ""},
+		{"RTX 5090, old torch", "New RTX 5090, torch 2.5.1 installed, training fails with a CUDA error and does not use the GPU.", gpu.CauseArchUnsupported, ""},
+		{"Pascal with cu128", "GTX 1080 Ti on Ubuntu, I installed the cu128 wheels and now the GPU does not work in training.", gpu.CauseArchUnsupported, ""},
+		{"Windows pip torch", "Windows 11, RTX 3060. torch.cuda.is_available() gives False although the driver is installed.", gpu.CauseCPUOnlyBuild, ""},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		top := topCauses(r, 3)
+		if len(top) == 0 || top[0] != c.want {
+			t.Errorf("%s: first three %v, want %s first; findings: %v", c.name, top, c.want, findingIDs(r))
+			continue
+		}
+		if c.also != "" && !slices.Contains(top, c.also) {
+			t.Errorf("%s: first three %v, want %s among them", c.name, top, c.also)
+		}
+		n := 0
+		for _, f := range r.Findings {
+			if !strings.HasPrefix(f.ID, "report_likely_") {
+				continue
+			}
+			n++
+			if len(f.Fix) == 0 || f.Fix[0].Command == "" || len(f.Evidence) == 0 {
+				t.Errorf("%s: %s has no command to tell it apart, or no evidence: %+v", c.name, f.ID, f)
+			}
+		}
+		// A rule of the report's facts may answer before the differential.
+		if n > 3 || n == 0 && strings.HasPrefix(r.Findings[0].ID, "report_likely_") {
+			t.Errorf("%s: %d likely causes, want 1 to 3", c.name, n)
+		}
+	}
+}
+
+func findingIDs(r gpu.Report) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
