@@ -44,17 +44,17 @@ type likely struct {
 
 // runDifferential names the likely causes of a thin report: one that
 // shows the GPU failing (an error text too weak to decide, torch without a
-// GPU, a framework on the CPU), or that says in words something failed
-// and leaves out what would decide it (open: the report does not show the
-// framework's build, the driver or the GPU).
-func (j *judge) runDifferential(open bool) {
+// GPU, a framework on the CPU), or that says in words something failed.
+// What a report shows of the machine beside (nvidia-smi, a pip list) never
+// keeps it from running: more facts may not give a vaguer answer.
+func (j *judge) runDifferential() {
 	p := j.f.Paste
 	if p == nil || p.Text == "" || !j.thin() {
 		return
 	}
 	trouble := hasTrouble(p.Text)
 	weak := j.weakFindings()
-	if len(weak) == 0 && !j.gpuFailed() && (trouble == "" || !open) {
+	if len(weak) == 0 && !j.gpuFailed() && trouble == "" {
 		return
 	}
 	r := newReading(j.f)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	_ "embed"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -77,8 +78,9 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
-// hasTrouble: the text says that something failed. collect_env's "Could
-// not collect" says nothing.
+// hasTrouble: the text says that something failed. What tools print on
+// a working machine says nothing: collect_env's "Could not collect" and
+// "Is XPU available: False", nvidia-smi -q's error counters.
 func hasTrouble(text string) string {
 	if len(text) > wordmodel.MaxBytes {
 		if w := hasTrouble(text[:wordmodel.MaxBytes/2]); w != "" {
@@ -87,6 +89,9 @@ func hasTrouble(text string) string {
 		return hasTrouble(text[len(text)-wordmodel.MaxBytes/2:])
 	}
 	low := strings.ReplaceAll(strings.ToLower(text), "could not collect", "")
+	if strings.Contains(low, "  : ") || strings.Contains(low, "available: false") {
+		low = toolNoiseRE.ReplaceAllString(low, "")
+	}
 	for _, w := range troubleWords {
 		for at := 0; ; {
 			i := strings.Index(low[at:], w)
@@ -102,6 +107,12 @@ func hasTrouble(text string) string {
 	}
 	return ""
 }
+
+// toolNoiseRE are the lines of a tool's output that hold a trouble word
+// on every machine: nvidia-smi -q's aligned "key   : value" lines (its
+// error counters, "Remapping Failure Occurred : No"), collect_env's other
+// devices (XPU, XNNPACK).
+var toolNoiseRE = regexp.MustCompile(`(?m)^[ \t]*(?:[a-z][a-z0-9 ()/._-]*?[ \t]{2,}:.*|is (?:xpu|xnnpack|mps|rocm|hip) available:[ \t]*false.*)$`)
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c == '_' }
 
