@@ -3,6 +3,8 @@ package paste
 import (
 	"testing"
 	"time"
+
+	"gpuwizard/gpu/compat"
 )
 
 // TestSMIHeaderFrom610: from driver 610 nvidia-smi's header says "KMD
@@ -105,6 +107,31 @@ func TestBareTorchVersion(t *testing.T) {
 			if pk, ok := f.Pythons[0].Package("torch"); ok {
 				t.Errorf("%q read as torch %+v", s, pk)
 			}
+		}
+	}
+}
+
+// TestGPUNamesInProse: a GPU named in words, as people write it, is read
+// and has the compute capability its name implies.
+func TestGPUNamesInProse(t *testing.T) {
+	m, err := compat.LoadMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cc := range map[string]string{
+		"Tesla K40m": "3.5", "Tesla T4": "7.5", "A10G": "8.6", "L40S": "8.9", "Titan RTX": "7.5", "GeForce 940MX": "5.0",
+		"Quadro M4000": "5.2", "RTX A6000": "8.6", "RTX 6000 Ada": "8.9", "RTX PRO 6000 Blackwell": "12.0", "rtx 3090": "8.6",
+		"gtx1080": "6.1", "RTX5090": "12.0", "GTX 1080ti": "6.1", "RTX 4060 Laptop GPU": "8.9", "H100": "9.0",
+	} {
+		f := Parse("My GPU is a "+name+" and torch.cuda.is_available() is False", time.Now())
+		if len(f.NVML.GPUs) != 1 || m.CCForName(f.NVML.GPUs[0].Name) != cc {
+			t.Errorf("%s: GPUs %+v, want one of compute capability %s", name, f.NVML.GPUs, cc)
+		}
+	}
+	// Numbers and Apple's chips are no NVIDIA GPU.
+	for _, s := range []string{"I trained for 3090 steps", "my MacBook M4 runs it", "an AWS p3 instance", "a 100 epochs run"} {
+		if f := Parse(s, time.Now()); len(f.NVML.GPUs) != 0 {
+			t.Errorf("%q: read a GPU %+v", s, f.NVML.GPUs)
 		}
 	}
 }

@@ -452,8 +452,12 @@ var recognisers = []recogniser{
 				pp.quote("driver", s)
 			}
 		}},
-	{anyOf: []string{"rtx", "gtx", "gt ", "tesla", "quadro", "titan", "geforce", "nvidia", "mx", "a100", "a10", "a30", "a40", "a6000", "a5000", "a4000", "h100", "h200", "b200", "v100", "t4", "k80", "k40", "k20", "p100", "p40", "p4", "l4", "l40", "k10", "m40", "m60"}, re: regexp.MustCompile(`\b((?:NVIDIA |Nvidia |nvidia )?(?:GeForce |Quadro |Tesla |TITAN |Titan )?(?:RTX|GTX|GT|MX|Tesla|Quadro|TITAN|Titan|A|H|L|T|V|K|P|B)\s?\d{2,4}(?:\s?(?:Ti|SUPER|Super|M|MX|Max-Q|Laptop GPU|[0-9]+GB))*)\b`),
-		apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
+	// A GPU model named in prose: the consumer series (RTX 3090, gtx1080ti,
+	// 940MX), the workstation ones (RTX A6000, RTX 6000 Ada, Quadro
+	// M4000) and the data-centre ones (Tesla K40m, T4, A10G, L40S, H100).
+	{anyOf: []string{"rtx", "gtx", "gt ", "mx", "tesla", "quadro", "titan", "geforce", "nvidia", "a100", "a10", "a30", "a40", "a800",
+		"h100", "h200", "h800", "h20", "b200", "b100", "v100", "t4", "k80", "k40", "k20", "p100", "p40", "p4", "l4", "l40", "k10", "m40", "m60"},
+		re: proseGPURE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
 }
 
 var (
@@ -465,7 +469,8 @@ var (
 	cudnnFileRE = regexp.MustCompile(`(?:libcudnn[a-z_]*\.so\.(\d+(?:\.\d+)*)|cudnn64_(\d+)\.dll)`)
 	smiqKeyRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
 	smiqSection = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
-	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|[ahlbtvkp]\d{2,4}\b)`)
+	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
+	proseGPURE  = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {
