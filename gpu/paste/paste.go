@@ -336,6 +336,7 @@ func (pp *parser) finish() {
 	}
 	pp.pluginBuilds()
 	pp.valuesFromHits()
+	pp.machineWords()
 	// A GPU named only in prose stands for the machine's GPU when no tool
 	// output names one.
 	if name := p.Prose["gpu"]; name != "" && len(f.NVML.GPUs) == 0 {

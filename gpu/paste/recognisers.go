@@ -289,10 +289,12 @@ var recognisers = []recogniser{
 			pp.p.Scheduler = "slurm"
 			pp.quote("env", s)
 		}},
-	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
+	// In words: the first answer, unless a later one says False (a report
+	// that tells of a machine where it works is about the one where not).
+	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|就是|也是|还是|一直是|总是|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
 		apply: func(pp *parser, m []string, s string) {
-			if pp.p.CUDAAvailable == nil {
-				pp.cudaAvailable(strings.EqualFold(m[1], "true"), s)
+			if v := strings.EqualFold(m[1], "true"); pp.p.CUDAAvailable == nil || !v && *pp.p.CUDAAvailable {
+				pp.cudaAvailable(v, s)
 			}
 		}},
 	{hint: "pip", re: regexp.MustCompile(`\bpip3?\s+install\b.*\btorch(?:==[\w.+]+)?(?:\s|$)`),
@@ -470,7 +472,7 @@ var (
 	smiqKeyRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
 	smiqSection = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
 	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
-	proseGPURE  = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
+	proseGPURE  = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {

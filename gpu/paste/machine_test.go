@@ -1,0 +1,32 @@
+package paste
+
+import (
+	"testing"
+	"time"
+)
+
+// TestMachineWords: what a report says of the machine's graphics in
+// words: a Mac, a GPU that is not NVIDIA's, that there is no NVIDIA GPU.
+func TestMachineWords(t *testing.T) {
+	cases := []struct {
+		name, text, os, other, noNVIDIA string
+	}{
+		{"M1 MacBook", "AssertionError: Torch not compiled with CUDA enabled\nim on an m1 macbook pro", "darwin", "", ""},
+		{"Radeon", "I installed a GIGABYTE Radeon RX 6600 Eagle 8G", "", "Radeon RX 6600 Eagle", ""},
+		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
+		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
+		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
+		// An APU's name is a CPU, often beside an NVIDIA GPU.
+		{"APU", "CPU: AMD Ryzen 7 5800H with Radeon Graphics", "", "", ""},
+		// An eGPU beside integrated graphics is an NVIDIA GPU.
+		{"eGPU", "a laptop with only integrated graphics built in, but an external GPU enclosure with a Nvidia graphics card", "", "", ""},
+		// An old Mac with an NVIDIA GPU and its CUDA driver.
+		{"old Mac with CUDA", "OS X Yosemite 10.10.5, CUDA Driver Version: 7.5.20 on my MacBook Pro", "", "", ""},
+	}
+	for _, c := range cases {
+		f := Parse(c.text, time.Now())
+		if f.Host.OS != c.os || f.Paste.Prose["other_gpu"] != c.other || f.Paste.Prose["no_nvidia"] != c.noNVIDIA {
+			t.Errorf("%s: OS %q, other GPU %q, no NVIDIA %q", c.name, f.Host.OS, f.Paste.Prose["other_gpu"], f.Paste.Prose["no_nvidia"])
+		}
+	}
+}
