@@ -34,11 +34,23 @@ func newReading(f *gpu.Facts) *reading {
 	if len(t) > maxCueText {
 		t = t[:maxCueText]
 	}
-	low := strings.ToLower(t)
+	low := asciiLower(t) // offsets stay those of the text, for quotes
 	for _, b := range boilerplate {
 		low = strings.ReplaceAll(low, b, strings.Repeat(" ", len(b)))
 	}
 	return &reading{low: low, f: f}
+}
+
+// asciiLower lowers ASCII letters only, so that byte offsets into the
+// result are those of s (strings.ToLower may change a rune's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // boilerplate is what tools print whatever the cause, and which the cues
@@ -111,27 +123,20 @@ func (j *judge) cues(r *reading) []cue {
 	return out
 }
 
-var (
-	otherGPURE = regexp.MustCompile(`\bintel\(r\) (?:uhd|hd|iris)|\bintel (?:uhd|hd|iris|arc)\b|\biris xe\b|\bamd radeon\b|\bradeon\b|\brx ?[4-7][0-9]{2,3}(?:\s?xt)?\b|\bamd (?:gpu|graphics|card)\b|\bapple (?:m[1-4]|silicon)\b|\bm[1-4] (?:pro|max|ultra|chip|mac)\b|\bmacbook\b|\bmac ?os\b|\bmps\b`)
-	noNVIDIARE = regexp.MustCompile(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not)\s+have\s+(?:an?\s+|any\s+)?(?:nvidia|dedicated|discrete|cuda[- ]capable)|(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has)\s+no\s+(?:nvidia|dedicated|discrete|cuda[- ]capable)|\bwithout (?:an? )?(?:nvidia|dedicated|discrete) (?:gpu|graphics|card|video card)|\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)|没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`)
-	macRE      = regexp.MustCompile(`\bmac ?os\b|\bmacbook\b|\bapple (?:m[1-4]|silicon)\b|\bm[1-4] (?:pro|max|ultra|chip|mac)\b`)
-)
-
 // cueNoNVIDIAGPU: the report names only Intel, AMD or Apple graphics, or
-// says it has no NVIDIA GPU: CUDA cannot run at all.
+// says it has no NVIDIA GPU, or runs on a Mac: CUDA cannot run at all.
 func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
-	nvidiaNamed := len(r.f.NVML.GPUs) > 0 || j.f.NVML.Status == gpu.NVMLOK
-	if q := r.quote(noNVIDIARE); q != "" {
-		return []cue{{gpu.CauseOther, 4, said(q) + ": without an NVIDIA GPU, CUDA cannot run (train on the CPU, or use a machine or cloud runtime with one)"}}
-	}
-	if nvidiaNamed {
+	p := j.f.Paste
+	if len(j.f.NVML.GPUs) > 0 || j.f.NVML.Status == gpu.NVMLOK || j.hostedElsewhere() {
 		return nil
 	}
-	if q := r.quote(macRE); q != "" && !r.any("egpu", "boot camp", "bootcamp") {
-		return []cue{{gpu.CauseOther, 4, said(q) + ": macOS has no NVIDIA CUDA (use PyTorch's MPS device)"}}
-	}
-	if q := r.quote(otherGPURE); q != "" {
-		return []cue{{gpu.CauseOther, 3, said(q) + ": the only GPU the report names is not an NVIDIA one, and CUDA needs NVIDIA"}}
+	switch {
+	case p.Prose["no_nvidia"] != "":
+		return []cue{{gpu.CauseOther, 4, said(p.Prose["no_nvidia"]) + ": without an NVIDIA GPU, CUDA cannot run (train on the CPU, or use a machine or cloud runtime with one)"}}
+	case j.f.Host.OS == "darwin":
+		return []cue{{gpu.CauseOther, 4, "the report runs on a Mac: macOS has no NVIDIA CUDA (use PyTorch's MPS device)"}}
+	case p.Prose["other_gpu"] != "":
+		return []cue{{gpu.CauseOther, 3, `the only GPU the report names is not an NVIDIA one ("` + p.Prose["other_gpu"] + `"), and CUDA needs NVIDIA`}}
 	}
 	return nil
 }

@@ -263,7 +263,7 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 	case gpu.CauseDeviceMismatchInCode:
 		return gpu.Step{Text: "In the training script, print where the model and a batch are: cpu means they were never moved to the GPU:", Command: `print(next(model.parameters()).device, batch.device)`}
 	case gpu.CauseOther:
-		if r.quote(macRE) != "" {
+		if j.f.Host.OS == "darwin" {
 			return gpu.Step{Text: "On a Mac, CUDA does not exist; check PyTorch's MPS device instead:", Command: `python3 -c "import torch; print(torch.backends.mps.is_available())"`}
 		}
 		if j.windowsSaid(r) {

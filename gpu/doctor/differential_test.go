@@ -144,6 +144,29 @@ func TestDifferentialReasons(t *testing.T) {
 	}
 }
 
+// TestNoNVIDIAGPU: a report that says there is no NVIDIA GPU, names only
+// an AMD one or runs on a Mac gets that first, before the CPU-only torch
+// it shows (the right build there); a Colab notebook's local Radeon, and a
+// laptop's Intel graphics beside an eGPU, do not count.
+func TestNoNVIDIAGPU(t *testing.T) {
+	notCompiled := "AssertionError: Torch not compiled with CUDA enabled\n"
+	cases := []struct {
+		name, text, first string
+	}{
+		{"Mac", notCompiled + "not sure why..? im on an m1 macbook pro if that helps.", "macos_no_cuda"},
+		{"AMD card", "The amd graphics card I use displays \"Torch not compiled with CUDA enabled\"", "report_no_nvidia_gpu"},
+		{"said", notCompiled + "My GPU is unfortunately not by nvidia, is there an alternative?", "report_no_nvidia_gpu"},
+		{"Colab with a local Radeon", "RuntimeError: Found no NVIDIA driver on your system. on every Google Colab notebook\ni have installed gpu GIGABYTE Radeon RX 6600 Eagle 8G", "report_colab_no_gpu_runtime"},
+		{"NVIDIA named", notCompiled + "Windows 11, RTX 3060 and Intel UHD Graphics 770", "report_torch_not_compiled_with_cuda"},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		if r.Findings[0].ID != c.first {
+			t.Errorf("%s: first %s, want %s; findings %v", c.name, r.Findings[0].ID, c.first, findingIDs(r))
+		}
+	}
+}
+
 func findingIDs(r gpu.Report) []string {
 	var ids []string
 	for _, f := range r.Findings {

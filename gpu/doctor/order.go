@@ -57,7 +57,7 @@ func tier(s scored) int {
 
 // machineBlockers are findings that make every other one moot: they come
 // first within their tier whatever their cause.
-var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true}
+var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true, "report_no_nvidia_gpu": true}
 
 func findingRank(f gpu.Finding) int {
 	if machineBlockers[f.ID] {

@@ -19,6 +19,42 @@ func (j *judge) reportRules() {
 	j.reportInterpreters()
 	j.reportCPUBesideGPUPackage()
 	j.reportDriverBelowCUDA()
+	j.reportNoNVIDIAGPU()
+}
+
+// noCUDAExplains are the error texts a machine without an NVIDIA GPU
+// produces: a CPU-only framework (the right one there), no driver, no
+// device, no CUDA libraries.
+var noCUDAExplains = []gpu.Cause{gpu.CauseCPUOnlyBuild, gpu.CauseDriverMissing, gpu.CauseDeviceSelection,
+	gpu.CauseWSLOrContainer, gpu.CauseDriverTooOld, gpu.CauseTFGPULibs}
+
+// reportNoNVIDIAGPU: the report says there is no NVIDIA GPU, or names only
+// an AMD or Apple one, and no tool shows an NVIDIA GPU: CUDA cannot run,
+// whatever else fails. Intel graphics alone weigh less: a laptop has them
+// beside an NVIDIA GPU the report may not name.
+func (j *judge) reportNoNVIDIAGPU() {
+	p, f := j.f.Paste, j.f
+	if len(f.NVML.GPUs) > 0 || f.NVML.Status == gpu.NVMLOK || f.Host.OS == "darwin" || j.hostedElsewhere() {
+		return
+	}
+	said, other := p.Prose["no_nvidia"], p.Prose["other_gpu"]
+	w, ev := catalog.Strong, said
+	switch low := strings.ToLower(other); {
+	case said != "":
+	case other == "":
+		return
+	case strings.Contains(low, "intel") || strings.Contains(low, "iris"):
+		w, ev = catalog.Medium, other
+	default:
+		ev = other
+	}
+	fix := []gpu.Step{{Text: "List the graphics adapters to be sure (Linux; on Windows: Get-CimInstance Win32_VideoController):", Command: "lspci | grep -iE 'vga|3d|display'"},
+		{Text: "Without an NVIDIA GPU, CUDA cannot run: train on the CPU (slower, it works), or use a machine or cloud runtime with an NVIDIA GPU:", Command: "gpuwizard train --device cpu"},
+		{Text: "With an AMD GPU on Linux, PyTorch's ROCm build is the GPU path (https://pytorch.org/get-started/locally/, ROCm); on a Mac, PyTorch's MPS device."}}
+	j.addExplainingWeighted(w, gpu.Finding{ID: "report_no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
+		Title:    "The machine has no NVIDIA GPU, as the report says: CUDA cannot run there",
+		Evidence: []string{`report: "` + ev + `"`},
+		Fix:      fix}, noCUDAExplains...)
 }
 
 // reportDriverBelowCUDA: the report shows the driver and a CUDA the
@@ -172,4 +208,14 @@ func (j *judge) reportInterpreters() {
 		Fix: []gpu.Step{{Text: "Install into, and run with, one interpreter. For Jupyter, register the environment as a kernel and choose it:", Command: "python -m pip install ipykernel && python -m ipykernel install --user --name myenv"},
 			{Text: "Check which Python runs and what it has:", Command: `python -c "import sys; print(sys.executable)"`}}},
 		catalog.Medium)
+}
+
+// hostedElsewhere: the program runs on a notebook service or a cloud
+// machine, not on the machine whose graphics the report may name.
+func (j *judge) hostedElsewhere() bool {
+	if c := j.f.Host.Container; c == "colab" || c == "hosted" {
+		return true
+	}
+	r := newReading(j.f)
+	return r.quote(hostedRE) != "" || r.quote(cloudRE) != ""
 }

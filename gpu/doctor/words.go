@@ -69,7 +69,7 @@ var causeWords = map[gpu.Cause]string{
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
 	"unable", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
 	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
-	"crash", "crashed", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
+	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
 	"no cuda", "no gpu", "no nvidia", "no device",
