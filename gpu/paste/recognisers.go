@@ -280,7 +280,7 @@ var recognisers = []recogniser{
 	// Chinese, Japanese and Korean reports say "container" in their words
 	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里).
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
-		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
+		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
@@ -291,7 +291,7 @@ var recognisers = []recogniser{
 		}},
 	// In words: the first answer, unless a later one says False (a report
 	// that tells of a machine where it works is about the one where not).
-	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|就是|也是|还是|一直是|总是|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
+	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|would be|will be|is always|always returns?|keeps? returning|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|就是|也是|还是|一直是|总是|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
 		apply: func(pp *parser, m []string, s string) {
 			if v := strings.EqualFold(m[1], "true"); pp.p.CUDAAvailable == nil || !v && *pp.p.CUDAAvailable {
 				pp.cudaAvailable(v, s)
