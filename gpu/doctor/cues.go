@@ -174,6 +174,7 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 
 var (
 	smiWorksRE = regexp.MustCompile(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
+	cudaNARE   = regexp.MustCompile(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
 	hostOnlyRE = regexp.MustCompile(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
 )
 
@@ -191,6 +192,11 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	}
 	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" {
 		w := 2.5
+		// nvidia-smi answers in the container but without a CUDA version:
+		// the driver's CUDA library did not reach it.
+		if cudaNARE.MatchString(r.low) {
+			w += 1
+		}
 		if f.Paste.DockerGPUs != nil && *f.Paste.DockerGPUs {
 			w = 1 // started with GPUs: the toolkit or the image, still the container's side
 		}
@@ -362,7 +368,7 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 }
 
 var (
-	bothInstallsRE = regexp.MustCompile(`\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`)
+	bothInstallsRE = regexp.MustCompile(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`)
 	otherEnvRE     = regexp.MustCompile(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`)
 )
 

@@ -49,10 +49,14 @@ type likely struct {
 // keeps it from running: more facts may not give a vaguer answer.
 func (j *judge) runDifferential() {
 	p := j.f.Paste
-	if p == nil || p.Text == "" || !j.thin() {
+	if p == nil || p.Text == "" {
 		return
 	}
 	trouble := hasTrouble(p.Text)
+	if !j.thin() {
+		j.alternatives(trouble)
+		return
+	}
 	weak := j.weakFindings()
 	if len(weak) == 0 && !j.gpuFailed() && trouble == "" {
 		return
@@ -120,6 +124,63 @@ func (j *judge) weigh(r *reading, weak []int, trouble string) []*likely {
 		return ranked[a].cause.Rank() < ranked[b].cause.Rank()
 	})
 	return ranked
+}
+
+// alternatives names, after a first finding that rests on medium evidence
+// (an error text that usually means its cause, but not always), the one or
+// two other causes the report's facts and that text leave open, each with
+// the command that tells them apart. A cause that facts or a strong error
+// text prove needs none.
+func (j *judge) alternatives(trouble string) {
+	top := -1
+	for i, f := range j.out {
+		if f.Severity != gpu.SevError && f.Severity != gpu.SevWarning {
+			continue
+		}
+		if top < 0 || tier(f) < tier(j.out[top]) {
+			top = i
+		}
+	}
+	if top < 0 || j.out[top].weight != catalog.Medium || trouble == "" && !j.gpuFailed() {
+		return
+	}
+	first := j.out[top]
+	r := newReading(j.f)
+	ranked := j.weigh(r, nil, trouble)
+	// The error text's own other causes (its signature's symptom_of).
+	if s, ok := catalog.Default().ByID(strings.TrimPrefix(first.ID, "report_")); ok {
+		for _, c := range s.SymptomOf {
+			for _, l := range ranked {
+				if l.cause == gpu.Cause(c) {
+					l.score += differential.weakHit
+					l.because = append(l.because, "the same error text also comes from "+alternativeWords(l.cause))
+				}
+			}
+		}
+		sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].score > ranked[b].score })
+	}
+	k := 0
+	for _, l := range ranked {
+		if k == 2 || l.score < differential.least {
+			break
+		}
+		if l.cause == first.Cause || len(l.because) == 0 {
+			continue
+		}
+		k++
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
+			Title:    "Or " + alternativeWords(l.cause) + " (" + string(l.cause) + ")",
+			Evidence: l.because, Fix: []gpu.Step{j.tellApart(r, l.cause)}}, weight: catalog.Weak, order: k + 1})
+	}
+}
+
+// alternativeWords says a cause in words; "other", among the likely
+// causes, is a machine without an NVIDIA GPU.
+func alternativeWords(c gpu.Cause) string {
+	if c == gpu.CauseOther {
+		return "a machine without an NVIDIA GPU at all"
+	}
+	return causeWords[c]
 }
 
 // thin: no error or warning rests on more than weak evidence.

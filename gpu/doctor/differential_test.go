@@ -167,6 +167,29 @@ func TestNoNVIDIAGPU(t *testing.T) {
 	}
 }
 
+// TestAlternatives: an error text that usually means its cause, alone,
+// keeps its finding first and gets the other causes of the same text named
+// after it with the commands that tell them apart; a text that proves its
+// cause gets none.
+func TestAlternatives(t *testing.T) {
+	r := diagnoseText(t, "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx")
+	top := topCauses(r, 3)
+	if len(top) != 3 || top[0] != gpu.CauseDriverMissing || !slices.Contains(top, gpu.CauseWSLOrContainer) || !slices.Contains(top, gpu.CauseOther) {
+		t.Fatalf("first three %v, want driver_missing then wsl_or_container and other; findings %v", top, findingIDs(r))
+	}
+	for _, f := range r.Findings[1:3] {
+		if !strings.HasPrefix(f.ID, "report_likely_") || len(f.Fix) != 1 || f.Fix[0].Command == "" {
+			t.Errorf("alternative %s: %+v", f.ID, f)
+		}
+	}
+	r = diagnoseText(t, "RuntimeError: CUDA error: no kernel image is available for execution on the device")
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.ID, "report_likely_") {
+			t.Errorf("a strong error text got an alternative: %s", f.ID)
+		}
+	}
+}
+
 func findingIDs(r gpu.Report) []string {
 	var ids []string
 	for _, f := range r.Findings {
