@@ -13,6 +13,7 @@ func TestMachineWords(t *testing.T) {
 	}{
 		{"M1 MacBook", "AssertionError: Torch not compiled with CUDA enabled\nim on an m1 macbook pro", "darwin", "", ""},
 		{"Radeon", "I installed a GIGABYTE Radeon RX 6600 Eagle 8G", "", "Radeon RX 6600 Eagle", ""},
+		{"Radeon alone", "Radeon GPU and Cuda incompatibility", "", "Radeon", ""},
 		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
 		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
 		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
