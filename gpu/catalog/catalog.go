@@ -297,6 +297,12 @@ func lineAt(text string, i int) string {
 	return strings.TrimSpace(line)
 }
 
+// Needles are the lower-case literals of which every match of pattern
+// (case-insensitive) contains one: a cheap test before the regexp. Nil
+// when the pattern has no literal of at least 3 bytes that every match
+// needs.
+func Needles(pattern string) []string { return needles(pattern) }
+
 // needles derives from a pattern the lower-case literals of which every
 // match must contain one: a cheap test before the regexp. Nil when the
 // pattern has no literal of at least 3 bytes that every match needs.

@@ -3,6 +3,8 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,6 +171,41 @@ func TestWindowsFindWhatAFullScanFinds(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: windows found %v, a full scan %v", filepath.Base(f), got, want)
+		}
+	}
+}
+
+// TestPattern: a Pattern finds what its regexp finds on the whole text,
+// searching only around its needles.
+func TestPattern(t *testing.T) {
+	filler := strings.Repeat("nothing to see here\n", 200)
+	text := filler + "first: my laptop has no nvidia gpu\n" + filler + "second: this pc has no\ndedicated gpu\n" + filler
+	for _, c := range []struct {
+		pattern string
+		needles []string
+		derived bool
+	}{
+		{pattern: `(?:laptop|pc) has no\s+(?:nvidia|dedicated)`, derived: true},
+		{pattern: `(?P<who>laptop|pc) has no\s+(?P<what>nvidia|dedicated)`, needles: []string{"has no"}},
+		{pattern: `no\n(dedicated)`, derived: true}, // spans lines
+		{pattern: `\b\w+ [gn]pu\b`},                 // no needles: the whole text
+	} {
+		p := MustPattern(c.pattern, c.needles...)
+		if p.HasNeedles() != (c.derived || c.needles != nil) {
+			t.Errorf("%s: needles %q", c.pattern, p.needles)
+		}
+		re := regexp.MustCompile(c.pattern)
+		if got, want := p.FindAllIndex(text, -1), re.FindAllStringIndex(text, -1); !slices.EqualFunc(got, want, slices.Equal) || len(want) == 0 {
+			t.Errorf("%s: all %v, want %v", c.pattern, got, want)
+		}
+		if got, want := p.FindAllIndex(text, 1), re.FindAllStringIndex(text, 1); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%s: first %v, want %v", c.pattern, got, want)
+		}
+		if got, want := p.FindStringSubmatch(text), re.FindStringSubmatch(text); !slices.Equal(got, want) {
+			t.Errorf("%s: submatch %q, want %q", c.pattern, got, want)
+		}
+		if p.MatchString(filler) || p.May(filler) && p.HasNeedles() {
+			t.Errorf("%s: matches the filler", c.pattern)
 		}
 	}
 }
