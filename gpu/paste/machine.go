@@ -3,6 +3,8 @@ package paste
 import (
 	"regexp"
 	"strings"
+
+	"gpuwizard/gpu/catalog"
 )
 
 // What a report says in words of the machine's graphics: a Mac, a GPU
@@ -16,13 +18,23 @@ const machineText = 64 << 10
 
 var (
 	// macRE: the report runs on a Mac (Apple silicon or macOS).
-	macRE = regexp.MustCompile(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b`)
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b`,
+		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
-	otherGPURE = regexp.MustCompile(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`)
-	apuRE      = regexp.MustCompile(`with radeon(?:\(tm\))? graphics|radeon(?:\(tm\))? (?:vega )?graphics\b|\bradeon \d{3}m\b`)
-	// noNVIDIARE: the person says there is no NVIDIA GPU.
-	noNVIDIARE = regexp.MustCompile(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not)\s+have\s+(?:an?\s+|any\s+)?(?:nvidia|dedicated|discrete|cuda[- ]capable)|(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has)\s+no\s+(?:nvidia|dedicated|discrete|cuda[- ]capable)|\bwithout (?:an? )?(?:nvidia|dedicated|discrete) (?:gpu|graphics|card|video card)|\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)|\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)|没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`)
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+		"intel", "iris", "radeon", "amd", "rx", "a卡", "apple")
+	apuRE = regexp.MustCompile(`with radeon(?:\(tm\))? graphics|radeon(?:\(tm\))? (?:vega )?graphics\b|\bradeon \d{3}m\b`)
+	// noNVIDIA: the person says there is no NVIDIA GPU (each pattern with
+	// a literal of its own, so that each runs on few lines).
+	noNVIDIA = []*catalog.Pattern{
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not)\s+have\s+(?:an?\s+|any\s+)?(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have no", "has no"),
+		catalog.MustPattern(`\bwithout (?:an? )?(?:nvidia|dedicated|discrete) (?:gpu|graphics|card|video card)`),
+		catalog.MustPattern(`\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)`, "only"),
+		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
+		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
+	}
 )
 
 // machineWords records what the report says of the machine's graphics:
@@ -34,10 +46,16 @@ func (pp *parser) machineWords() {
 		text = text[:machineText]
 	}
 	low := asciiLower(text)
-	if loc := noNVIDIARE.FindStringIndex(low); loc != nil && !nvidiaBeside(low, loc) {
-		pp.prose("no_nvidia", lineOf(low, text, noNVIDIARE))
+	var said []int // the first "no NVIDIA GPU"
+	for _, re := range noNVIDIA {
+		if loc := re.FindIndex(low); loc != nil && (said == nil || loc[0] < said[0]) {
+			said = loc
+		}
 	}
-	for _, loc := range otherGPURE.FindAllStringIndex(low, 4) {
+	if said != nil && !nvidiaBeside(low, said) {
+		pp.prose("no_nvidia", lineAround(text, said))
+	}
+	for _, loc := range otherGPURE.FindAllIndex(low, 4) {
 		if m := low[loc[0]:loc[1]]; !apuRE.MatchString(low[max(0, loc[0]-40):min(len(low), loc[1]+20)]) {
 			pp.prose("other_gpu", strings.TrimSpace(text[loc[0]:loc[0]+len(m)]))
 			break
@@ -82,11 +100,15 @@ func asciiLower(s string) string {
 
 // lineOf is the line of text around the first match of re in low (text
 // lower-cased, same offsets), or "".
-func lineOf(low, text string, re *regexp.Regexp) string {
-	loc := re.FindStringIndex(low)
-	if loc == nil {
-		return ""
+func lineOf(low, text string, re *catalog.Pattern) string {
+	if loc := re.FindIndex(low); loc != nil {
+		return lineAround(text, loc)
 	}
+	return ""
+}
+
+// lineAround is the line of text around loc, cut to 120 bytes either side.
+func lineAround(text string, loc []int) string {
 	start, end := loc[0], loc[1]
 	for start > 0 && text[start-1] != '\n' && loc[0]-start < 120 {
 		start--

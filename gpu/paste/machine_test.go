@@ -1,8 +1,13 @@
 package paste
 
 import (
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"gpuwizard/gpu/catalog"
+	"gpuwizard/gpu/internal/corpus"
 )
 
 // TestMachineWords: what a report says of the machine's graphics in
@@ -28,6 +33,36 @@ func TestMachineWords(t *testing.T) {
 		f := Parse(c.text, time.Now())
 		if f.Host.OS != c.os || f.Paste.Prose["other_gpu"] != c.other || f.Paste.Prose["no_nvidia"] != c.noNVIDIA {
 			t.Errorf("%s: OS %q, other GPU %q, no NVIDIA %q", c.name, f.Host.OS, f.Paste.Prose["other_gpu"], f.Paste.Prose["no_nvidia"])
+		}
+	}
+}
+
+// TestPatternNeedles: the needles given to the machine words' patterns
+// lose no match: on every report of the corpus, and on the texts above,
+// the patterns find what their regexps find on the whole text.
+func TestPatternNeedles(t *testing.T) {
+	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			texts = append(texts, r.Text)
+		}
+	}
+	for _, re := range append([]*catalog.Pattern{macRE, otherGPURE}, noNVIDIA...) {
+		found := 0
+		for _, text := range texts {
+			low := asciiLower(text)
+			want := re.Regexp().FindAllStringIndex(low, -1)
+			found += len(want)
+			if got := re.FindAllIndex(low, -1); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%.40s… on %.80q: found %v, the regexp %v", re, text, got, want)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%.40s… found nothing to check", re)
 		}
 	}
 }

@@ -278,7 +278,12 @@ func (pp *parser) line(raw string) {
 		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAny(low, r.anyOf) {
 			continue
 		}
-		m := r.re.FindStringSubmatch(s)
+		var m []string
+		if r.lower {
+			m = submatchLower(r.re, s)
+		} else {
+			m = r.re.FindStringSubmatch(s)
+		}
 		if m == nil {
 			continue
 		}
@@ -466,4 +471,20 @@ func (pp *parser) templateHeading(s string) bool {
 		}
 	}
 	return false
+}
+
+// submatchLower is re's first match in s lowered (ASCII letters only, so
+// the offsets stay), its groups taken from s as written.
+func submatchLower(re *regexp.Regexp, s string) []string {
+	loc := re.FindStringSubmatchIndex(asciiLower(s))
+	if loc == nil {
+		return nil
+	}
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
 }
