@@ -2,11 +2,11 @@ package doctor
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
 	"gpuwizard/gpu/compat"
 )
 
@@ -28,6 +28,14 @@ type reading struct {
 }
 
 const maxCueText = 64 << 10
+
+// reading is the report's text as the cues read it, made once.
+func (j *judge) reading() *reading {
+	if j.rd == nil {
+		j.rd = newReading(j.f)
+	}
+	return j.rd
+}
 
 func newReading(f *gpu.Facts) *reading {
 	t := f.Paste.Text
@@ -68,9 +76,17 @@ func (r *reading) any(words ...string) bool {
 	return false
 }
 
-// line is the report's line around the first match of re, for evidence.
-func (r *reading) quote(re *regexp.Regexp) string {
-	loc := re.FindStringIndex(r.low)
+// A cue's pattern runs over the lower-cased report around its literals
+// (catalog.Pattern): most reports hold none, and the regexp does not run.
+// needles are given where they cannot be derived from the pattern
+// (TestCueNeedles checks them on the corpus).
+func mustCue(pattern string, needles ...string) *catalog.Pattern {
+	return catalog.MustPattern(pattern, needles...)
+}
+
+// quote is the report's line around the first match of re, for evidence.
+func (r *reading) quote(re *catalog.Pattern) string {
+	loc := re.FindIndex(r.low)
 	if loc == nil {
 		return ""
 	}
@@ -142,10 +158,12 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = regexp.MustCompile(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle (?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
-	cloudRE  = regexp.MustCompile(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`)
-	gpuVMRE  = regexp.MustCompile(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`)
-	cpuVMRE  = regexp.MustCompile(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle (?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
+	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
+		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
+	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
 )
 
 // cueHostedRuntime: a notebook service or a cloud machine. Without a
@@ -173,9 +191,9 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 }
 
 var (
-	smiWorksRE = regexp.MustCompile(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
-	cudaNARE   = regexp.MustCompile(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
-	hostOnlyRE = regexp.MustCompile(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
+	smiWorksRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
+	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
+	hostOnlyRE = mustCue(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
 )
 
 // cueContainerOrWSL: a container or WSL, in the report's words, where the
@@ -213,11 +231,12 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 }
 
 var (
-	windowsRE    = regexp.MustCompile(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
-	tfRE         = regexp.MustCompile(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b`)
-	tfVersionRE  = regexp.MustCompile(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`)
-	cuda12RE     = regexp.MustCompile(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
-	windowsWSLRE = regexp.MustCompile(`\bwsl\b|\bubuntu\b`)
+	windowsRE   = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
+	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b`)
+	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
+		"tensorflow", "tf")
+	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
+	windowsWSLRE = mustCue(`\bwsl\b|\bubuntu\b`)
 )
 
 // windowsSaid: the report shows Windows, as a fact or in words, and not
@@ -279,9 +298,9 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 }
 
 var (
-	torchRE    = regexp.MustCompile(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = regexp.MustCompile(`\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
-	notBuiltRE = regexp.MustCompile(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
+	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
+	cpuBuildRE = mustCue(`\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
+	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
 // cueTorchBuild: torch without a CUDA build in sight. On Windows, pip's
@@ -324,11 +343,11 @@ func cueCUDARan(j *judge, r *reading) []cue {
 }
 
 var (
-	paddleRE  = regexp.MustCompile(`\bpaddle(?:paddle)?\b|\bpaddleocr\b|\bpaddlex\b|\bpaddlespeech\b`)
-	jaxRE     = regexp.MustCompile(`\bjax\b|\bjaxlib\b`)
-	jaxCUDARE = regexp.MustCompile(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
-	ortRE     = regexp.MustCompile(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
-	ortCPURE  = regexp.MustCompile(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^onnxruntime\s*(?:==\s*)?\d+\.\d+`)
+	paddleRE  = mustCue(`\bpaddle(?:paddle)?\b|\bpaddleocr\b|\bpaddlex\b|\bpaddlespeech\b`)
+	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
+	jaxCUDARE = mustCue(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
+	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
+	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^onnxruntime\s*(?:==\s*)?\d+\.\d+`)
 )
 
 // cueOtherFrameworks: PaddlePaddle, JAX and ONNX Runtime install CPU
@@ -368,8 +387,10 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 }
 
 var (
-	bothInstallsRE = regexp.MustCompile(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`)
-	otherEnvRE     = regexp.MustCompile(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`)
+	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
+		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境")
 )
 
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
@@ -425,7 +446,7 @@ func (j *judge) archCues(r *reading) []cue {
 
 func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
 
-var variantRE = regexp.MustCompile(`\bcu1[0-3][0-9]\b`)
+var variantRE = mustCue(`\bcu1[0-3][0-9]\b`)
 
 // variantLacks is the first wheel variant named (cu129) of which no
 // official torch release in the matrix has kernels for cc; "" when each
@@ -473,16 +494,19 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE   = regexp.MustCompile(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE   = regexp.MustCompile(`\bno nvidia driver\b|\bdriver (?:is )?not (?:installed|loaded|found)\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`)
-	afterUpdRE   = regexp.MustCompile(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
-	oldDriverRE  = regexp.MustCompile(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`)
-	oomRE        = regexp.MustCompile(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
-	selectRE     = regexp.MustCompile(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
-	mismatchRE   = regexp.MustCompile(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
-	gpuIdleRE    = regexp.MustCompile(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`)
-	cudnnWordsRE = regexp.MustCompile(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
-	tfLibsRE     = regexp.MustCompile(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdriver (?:is )?not (?:installed|loaded|found)\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有")
+	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+		"driver")
+	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
+	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
+	mismatchRE = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
+	gpuIdleRE  = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
+		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
+	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
+	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
 
 // cueDriver: what the report says of the driver: nvidia-smi failing or

@@ -61,7 +61,7 @@ func (j *judge) runDifferential() {
 	if len(weak) == 0 && !j.gpuFailed() && trouble == "" {
 		return
 	}
-	r := newReading(j.f)
+	r := j.reading()
 	ranked := j.weigh(r, weak, trouble)
 	var named []*likely
 	for _, l := range ranked {
@@ -145,7 +145,7 @@ func (j *judge) alternatives(trouble string) {
 		return
 	}
 	first := j.out[top]
-	r := newReading(j.f)
+	r := j.reading()
 	ranked := j.weigh(r, nil, trouble)
 	// The error text's own other causes (its signature's symptom_of).
 	if s, ok := catalog.Default().ByID(strings.TrimPrefix(first.ID, "report_")); ok {

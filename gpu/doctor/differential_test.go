@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
 	"gpuwizard/gpu/internal/corpus"
 	"gpuwizard/gpu/internal/wordmodel"
 )
@@ -196,4 +197,38 @@ func findingIDs(r gpu.Report) []string {
 		ids = append(ids, f.ID)
 	}
 	return ids
+}
+
+// TestCueNeedles: the cues' patterns, which run only around their
+// literals (given or derived), find on every report of the corpus what
+// their regexps find on the whole text.
+func TestCueNeedles(t *testing.T) {
+	texts := []string{"on my AWS EC2 t3.large instance, then a c5.xlarge one", "### TensorFlow version\n\n2.14.0",
+		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu"}
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			texts = append(texts, r.Text)
+		}
+	}
+	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
+		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
+		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
+		gpuIdleRE, cudnnWordsRE, tfLibsRE} {
+		found := 0
+		for _, text := range texts {
+			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low
+			want := re.Regexp().FindAllStringIndex(low, -1)
+			found += len(want)
+			if got := re.FindAllIndex(low, -1); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%.50s… on %.80q: found %v, the regexp %v", re, text, got, want)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%.50s… found nothing in the corpus", re)
+		}
+	}
 }

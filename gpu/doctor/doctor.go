@@ -32,7 +32,9 @@ type judge struct {
 	advice   compat.WheelAdvice
 	adviceOK bool // the advice was computed from known GPUs and driver
 	visible  []gpu.GPU
-	driverOK bool // the driver answers (NVML works, or a report shows it does)
+	driverOK bool     // the driver answers (NVML works, or a report shows it does)
+	rd       *reading // the report's text as the cues read it, once made
+	hosted   int      // hostedElsewhere: 0 not yet known, 1 yes, -1 no
 }
 
 // add records a finding proven by facts.

@@ -216,6 +216,11 @@ func (j *judge) hostedElsewhere() bool {
 	if c := j.f.Host.Container; c == "colab" || c == "hosted" {
 		return true
 	}
-	r := newReading(j.f)
-	return r.quote(hostedRE) != "" || r.quote(cloudRE) != ""
+	if j.hosted == 0 {
+		j.hosted = -1
+		if r := j.reading(); r.quote(hostedRE) != "" || r.quote(cloudRE) != "" {
+			j.hosted = 1
+		}
+	}
+	return j.hosted > 0
 }

@@ -90,7 +90,7 @@ func hasTrouble(text string) string {
 	}
 	low := strings.ReplaceAll(strings.ToLower(text), "could not collect", "")
 	if strings.Contains(low, "  : ") || strings.Contains(low, "available: false") {
-		low = toolNoiseRE.ReplaceAllString(low, "")
+		low = dropToolNoise(low)
 	}
 	for _, w := range troubleWords {
 		for at := 0; ; {
@@ -112,7 +112,24 @@ func hasTrouble(text string) string {
 // on every machine: nvidia-smi -q's aligned "key   : value" lines (its
 // error counters, "Remapping Failure Occurred : No"), collect_env's other
 // devices (XPU, XNNPACK).
-var toolNoiseRE = regexp.MustCompile(`(?m)^[ \t]*(?:[a-z][a-z0-9 ()/._-]*?[ \t]{2,}:.*|is (?:xpu|xnnpack|mps|rocm|hip) available:[ \t]*false.*)$`)
+var toolNoiseRE = regexp.MustCompile(`^[ \t]*(?:[a-z][a-z0-9 ()/._-]*?[ \t]{2,}:.*|is (?:xpu|xnnpack|mps|rocm|hip) available:[ \t]*false.*)$`)
+
+// dropToolNoise empties the lines of low that toolNoiseRE matches, trying
+// it only on lines with a colon (one pattern over a long paste cost more
+// than the rest of the judging).
+func dropToolNoise(low string) string {
+	var b strings.Builder
+	b.Grow(len(low))
+	for line := range strings.Lines(low) {
+		body := strings.TrimSuffix(line, "\n")
+		if strings.Contains(body, ":") && toolNoiseRE.MatchString(body) {
+			b.WriteString(line[len(body):])
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c == '_' }
 

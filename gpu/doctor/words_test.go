@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/internal/corpus"
 	"gpuwizard/gpu/internal/wordmodel"
 )
 
@@ -117,6 +119,35 @@ func TestWordFallbackQuietOnHealthyPieces(t *testing.T) {
 					t.Errorf("%s, first %d lines: %s: %v", filepath.Base(f), n, fd.Title, fd.Evidence)
 				}
 			}
+		}
+	}
+}
+
+// TestToolNoise: the lines tools print on every machine hold no trouble
+// word, and dropping them line by line is what one pattern over the
+// whole text did.
+func TestToolNoise(t *testing.T) {
+	smi := "    Remapping Failure Occurred        : No\nIs XPU available: False\nGPU 0: NVIDIA GeForce RTX 3090\n"
+	if w := hasTrouble(smi); w != "" {
+		t.Errorf("nvidia-smi -q and collect_env lines: trouble %q", w)
+	}
+	if w := hasTrouble(smi + "the training failed\n"); w == "" {
+		t.Errorf("prose after them: no trouble")
+	}
+	whole := regexp.MustCompile(`(?m)` + toolNoiseRE.String())
+	texts := []string{smi, smi[:len(smi)-1], "\n\n" + smi + "\r\n"}
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			texts = append(texts, strings.ToLower(r.Text))
+		}
+	}
+	for _, low := range texts {
+		if got, want := dropToolNoise(low), whole.ReplaceAllString(low, ""); got != want {
+			t.Errorf("on %.80q: %.200q, want %.200q", low, got, want)
 		}
 	}
 }
