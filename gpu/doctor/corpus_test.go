@@ -147,13 +147,13 @@ func BenchmarkFrom100KB(b *testing.B) {
 	}
 }
 
-// BenchmarkFrom100KBThin is `doctor --from` on 100 KB of prose that no
+// BenchmarkThinProse100KB is `doctor --from` on 100 KB of prose that no
 // error text decides, every line of it holding the literals the patterns
 // look for, so that every cue (the first 64 KB) and every catalogue
 // pattern runs on all of it: the worst case for the needles. It is over
 // the 50 ms budget, as the catalogue alone was before the differential;
 // it is here to see that it does not grow.
-func BenchmarkFrom100KBThin(b *testing.B) {
+func BenchmarkThinProse100KB(b *testing.B) {
 	unit := "I run my training in a docker container on Windows 11 with an RTX 5090 and an Intel UHD Graphics 620; " +
 		"tensorflow and paddlepaddle and jax are installed, torch.cuda.is_available() returns False and nvidia-smi does not work. " +
 		"It also happens on Colab and on my AWS EC2 t3.large instance, after a kernel update, with CUDA 12.4 and cuDNN 8.9.\n"
