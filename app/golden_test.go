@@ -17,7 +17,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml/nvmlfake"
 
 	"gpuwizard/cli"
 	"gpuwizard/gpu"
@@ -82,14 +82,14 @@ func writeLongDataset(t *testing.T, dir string, n int) {
 	}
 }
 
-// dgxReport is the doctor's report on a DGX A100: go-nvml's mock, 8 A100s.
+// dgxReport is the doctor's report on a DGX A100: nvmlfake's copy of go-nvml's mock, 8 A100s.
 func dgxReport(t *testing.T) gpu.Report {
 	t.Helper()
 	root, err := filepath.Abs("testdata/dgxa100-root")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := cli.Check(context.Background(), probe.Options{Root: root, Environ: map[string]string{}, NVML: dgxa100.New(), Runner: noCommands{},
+	rep, err := cli.Check(context.Background(), probe.Options{Root: root, Environ: map[string]string{}, NVML: nvmlfake.DGXA100(), Runner: noCommands{},
 		GOOS: "linux", GOARCH: "amd64", Home: "/home/ada", Cwd: "/", Now: func() time.Time { return time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func goldenRuns(project string) ([]trainer.RunInfo, error) {
 }
 
 // TestGoldenSteps walks every step at 1024×700 with a 10-class dataset of
-// long class names, on a machine without a GPU and on go-nvml's DGX A100
+// long class names, on a machine without a GPU and on the DGX A100
 // mock (8 GPUs), and compares each with its golden image (-update
 // rewrites them).
 func TestGoldenSteps(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"gpuwizard/gpu/probe"
 	"gpuwizard/gpu/watch"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
+	"gpuwizard/gpu/nvml/nvmlfake"
 )
 
 type noCommands struct{}
@@ -33,13 +33,13 @@ func fakeWatch(t *testing.T) watch.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dgxa100.New()
-	s.DeviceGetCountFunc = func() (int, nvml.Return) { return 1, nvml.SUCCESS }
-	d := s.Devices[0].(*dgxa100.Device)
+	s := nvmlfake.DGXA100()
+	s.DeviceGetCountFunc = func() (int, nvml.Return) { return 1, nvml.Success }
+	d := s.Devices[0]
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
-		return []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 10240 << 20}}, nvml.SUCCESS
+		return []nvml.ProcessInfo{{PID: 4242, UsedGPUMemory: 10240 << 20}}, nvml.Success
 	}
-	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 87}, nvml.SUCCESS }
+	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{GPU: 87}, nvml.Success }
 	return watch.Options{Root: root, NVML: s, Machine: func(ctx context.Context, env map[string]string) *gpu.Facts {
 		if env == nil {
 			env = map[string]string{}

@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml/nvmlfake"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/probe"
 )
 
-// On go-nvml's DGX A100 mock the trainer's device status names all 8 GPUs,
+// On nvmlfake's DGX A100 the trainer's device status names all 8 GPUs,
 // so a device list can offer each of them.
 func TestDeviceStatusListsEveryGPU(t *testing.T) {
 	facts := probe.Probe(context.Background(), probe.Options{
-		Root: t.TempDir(), NVML: dgxa100.New(), Timeout: time.Second, GOOS: "linux", GOARCH: "amd64",
+		Root: t.TempDir(), NVML: nvmlfake.DGXA100(), Timeout: time.Second, GOOS: "linux", GOARCH: "amd64",
 		Runner: noCommands{},
 	})
 	st := DeviceStatus(gpu.Report{Facts: facts})

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 			opts.Device = cfg.Device // a resumed run may move to another device
 		}
 	})
-	res, err := trainer.RunWithOptions(ctx, cfg, events, opts)
+	res, err := trainer.Run(ctx, cfg, events, opts)
 	close(events)
 	<-done
 	if err != nil {
@@ -154,7 +155,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 		if res.GPU != nil {
 			fmt.Fprintln(env.Stdout, res.GPU.Summary())
 		}
-		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s/best IMAGE\n", res.RunDir, res.BestEpoch, res.RunDir)
+		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s IMAGE\n", res.RunDir, res.BestEpoch, filepath.Join(res.RunDir, "best"))
 	}
 	return ExitOK
 }
@@ -166,7 +167,9 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 	bar := &progressLine{w: env.Stderr, columns: env.Columns}
 	for ev := range events {
 		if asJSON {
-			enc.Encode(ev)
+			if err := enc.Encode(ev); err != nil {
+				fmt.Fprintf(env.Stderr, "train: a %s event could not be written as JSON: %v\n", ev.Kind, err)
+			}
 			continue
 		}
 		if ev.Kind == trainer.EventStep {

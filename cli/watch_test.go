@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,8 +16,8 @@ import (
 	"gpuwizard/gpu/probe"
 	"gpuwizard/gpu/watch"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
+	"gpuwizard/gpu/nvml/nvmlfake"
 )
 
 // fakeRoot is the fake machine of the watch package's tests: PID 4242
@@ -40,13 +39,13 @@ func fakeWatch(t *testing.T) watch.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dgxa100.New()
-	s.DeviceGetCountFunc = func() (int, nvml.Return) { return 1, nvml.SUCCESS }
-	d := s.Devices[0].(*dgxa100.Device)
+	s := nvmlfake.DGXA100()
+	s.DeviceGetCountFunc = func() (int, nvml.Return) { return 1, nvml.Success }
+	d := s.Devices[0]
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
-		return []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 10240 << 20}}, nvml.SUCCESS
+		return []nvml.ProcessInfo{{PID: 4242, UsedGPUMemory: 10240 << 20}}, nvml.Success
 	}
-	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 87}, nvml.SUCCESS }
+	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{GPU: 87}, nvml.Success }
 	return watch.Options{Root: root, NVML: s, Machine: func(ctx context.Context, env map[string]string) *gpu.Facts {
 		if env == nil {
 			env = map[string]string{}
@@ -151,56 +150,6 @@ func TestWatchLivePIDStops(t *testing.T) {
 	}
 }
 
-func TestWatchCommandPassesThroughAndExits(t *testing.T) {
-	code, out, stderr := runWatch(t, context.Background(), Env{}, "--interval", "100ms", "--", "sh", "-c", "echo one; sleep 0.4; echo two >&2; exit 3")
-	if code != 3 {
-		t.Fatalf("the command's exit status: %d\n%s", code, stderr)
-	}
-	if out != "one\n" {
-		t.Fatalf("stdout %q: the command's output only", out)
-	}
-	if !strings.Contains(stderr, "two\n") || !strings.Contains(stderr, "ended after") || !strings.Contains(stderr, "with exit status 3") {
-		t.Fatalf("stderr:\n%s", stderr)
-	}
-	code, _, stderr = runWatch(t, context.Background(), Env{}, "--", "gpuwizard-no-such-command")
-	if code != 127 || !strings.Contains(stderr, "cannot start gpuwizard-no-such-command") {
-		t.Fatalf("missing command: %d %s", code, stderr)
-	}
-	code, _, _ = runWatch(t, context.Background(), Env{}, "--once", "--window", "200ms", "--", "sh", "-c", "sleep 0.5; exit 4")
-	if code != ExitFailed {
-		t.Fatalf("--once gives the verdict's status, not the command's: %d", code)
-	}
-}
-
-// With --json, each JSON line starts a line of standard output, however
-// the command writes its own lines, and the command's bytes pass through.
-func TestWatchCommandJSONLines(t *testing.T) {
-	script := `printf 'half'; sleep 0.5; printf ' line\n'; sleep 0.3; printf 'end'`
-	code, out, _ := runWatch(t, context.Background(), Env{}, "--json", "--interval", "100ms", "--", "sh", "-c", script)
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	var own []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	jsonLines := 0
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "{") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Fatalf("a broken JSON line %q: %v", l, err)
-			}
-			jsonLines++
-			continue
-		}
-		own = append(own, l)
-	}
-	if strings.Join(own, "|") != "half line|end" || jsonLines < 2 {
-		t.Fatalf("command lines %q, %d JSON lines:\n%s", own, jsonLines, out)
-	}
-}
-
 func TestLineSync(t *testing.T) {
 	var b bytes.Buffer
 	s := &lineSync{w: &b, atStart: true}
@@ -215,21 +164,5 @@ func TestLineSync(t *testing.T) {
 	s.flush()
 	if want := "{1}\nabcdef\n{2}\nghi\n{3}\ntail\n{4}\n"; b.String() != want {
 		t.Fatalf("%q, want %q", b.String(), want)
-	}
-}
-
-func TestWatchStopsTheCommandItStarted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the grace period")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	code, _, stderr := runWatch(t, ctx, Env{}, "--interval", "100ms", "--", "sleep", "30")
-	if code != 128+15 || time.Since(start) > 10*time.Second {
-		t.Fatalf("exit %d after %s (want 143: SIGTERM after the grace period)\n%s", code, time.Since(start), stderr)
-	}
-	if !strings.Contains(stderr, "with exit status 143") {
-		t.Fatalf("summary: %s", stderr)
 	}
 }

@@ -27,7 +27,7 @@ func FindWindowBinary(env Env) (string, bool) {
 			self = real
 		}
 		p := filepath.Join(filepath.Dir(self), WindowBinary)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		if st, err := os.Stat(p); err == nil && runnable(st.Mode()) {
 			return p, true
 		}
 	}

@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under ../testdata/golden")
@@ -71,21 +70,21 @@ func scenarios() []scenario {
 			}},
 		{name: "driver_not_loaded", top: "module_not_loaded", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_DRIVER_NOT_LOADED))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorDriverNotLoaded))
 				m.Files["/proc/modules"] = "snd 126976 0 - Live\n"
 				delete(m.Files, "/proc/driver/nvidia/version")
 				return m
 			}},
 		{name: "secure_boot_blocks_module", top: "secure_boot_blocks_module", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_DRIVER_NOT_LOADED))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorDriverNotLoaded))
 				m.Files["/proc/modules"] = "snd 126976 0 - Live\n"
 				m.Files["/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"] = "\x06\x00\x00\x00\x01"
 				return m
 			}},
 		{name: "rm_mismatch", top: "reboot_needed", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIB_RM_VERSION_MISMATCH))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorLibRMVersionMismatch))
 				m.Files["/proc/driver/nvidia/version"] = fakemachine.ProcVersion550
 				m.Files["/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.95.05"] = ""
 				m.Links["/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"] = "libnvidia-ml.so.580.95.05"
@@ -93,20 +92,20 @@ func scenarios() []scenario {
 			}},
 		{name: "no_permission", top: "nvml_no_permission", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				return fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_NO_PERMISSION))
+				return fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorNoPermission))
 			}},
 		{name: "memory_95_percent_taken", top: "gpu_memory_in_use", cause: gpu.CauseOutOfMemory,
 			machine: func() *fakemachine.Machine {
 				g := fakemachine.H100()
 				g.UsedMiB = 77500
-				g.Processes = []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 77400 << 20}}
+				g.Processes = []nvml.ProcessInfo{{PID: 4242, UsedGPUMemory: 77400 << 20}}
 				m := fakemachine.BaseMachine(fakemachine.MockNVML("580.95.05", 13000, g)).WithTorch(fakemachine.VenvSite, "2.11.0+cu130", "13.0")
 				m.Files["/proc/4242/comm"] = "python3\n"
 				return m
 			}},
 		{name: "no_nvidia_gpu", top: "no_nvidia_gpu", cause: gpu.CauseOther,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorLibraryNotFound))
 				for p := range m.Files {
 					if strings.Contains(p, "0000:01:00.0") || strings.HasPrefix(p, "/dev/") || strings.Contains(p, "driver/nvidia") {
 						delete(m.Files, p)
@@ -120,7 +119,7 @@ func scenarios() []scenario {
 			machine: func() *fakemachine.Machine {
 				// A distribution's libnvidia-ml (pulled in by a package)
 				// answers "driver not loaded" on a machine without a GPU.
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_DRIVER_NOT_LOADED))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorDriverNotLoaded))
 				for p := range m.Files {
 					if strings.Contains(p, "0000:01:00.0") || strings.HasPrefix(p, "/dev/") || strings.Contains(p, "driver/nvidia") {
 						delete(m.Files, p)
@@ -132,7 +131,7 @@ func scenarios() []scenario {
 			}},
 		{name: "driver_not_installed", top: "driver_not_installed", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorLibraryNotFound))
 				delete(m.Links, "/sys/bus/pci/devices/0000:01:00.0/driver")
 				m.Files["/proc/modules"] = "snd 126976 0 - Live\n"
 				delete(m.Files, "/proc/driver/nvidia/version")
@@ -140,7 +139,7 @@ func scenarios() []scenario {
 			}},
 		{name: "nouveau", top: "nouveau_loaded", cause: gpu.CauseDriverMissing,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorLibraryNotFound))
 				m.Files["/proc/modules"] = "nouveau 2785280 3 - Live\n"
 				m.Files["/sys/bus/pci/drivers/nouveau/"] = ""
 				m.Links["/sys/bus/pci/devices/0000:01:00.0/driver"] = "../../../bus/pci/drivers/nouveau"
@@ -199,7 +198,7 @@ func scenarios() []scenario {
 			}},
 		{name: "wsl2_without_windows_driver", top: "wsl_no_windows_driver", cause: gpu.CauseWSLOrContainer,
 			machine: func() *fakemachine.Machine {
-				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND))
+				m := fakemachine.BaseMachine(fakemachine.FailingNVML(nvml.ErrorLibraryNotFound))
 				m.Files["/proc/sys/kernel/osrelease"] = "5.15.153.1-microsoft-standard-WSL2\n"
 				m.Files["/dev/dxg"] = ""
 				m.Files["/usr/lib/wsl/lib/"] = ""
@@ -296,7 +295,7 @@ func TestProbeSurvivesHangsAndPanics(t *testing.T) {
 	nv := fakemachine.MockNVML("580.95.05", 13000, fakemachine.H100())
 	nv.InitFunc = func() nvml.Return {
 		time.Sleep(3 * time.Second) // a driver call that never comes back in time
-		return nvml.SUCCESS
+		return nvml.Success
 	}
 	m := fakemachine.BaseMachine(nv)
 	m.Files["/usr/local/cuda-12.4/bin/nvcc"] = ""
@@ -329,7 +328,7 @@ func TestProbeSurvivesHangsAndPanics(t *testing.T) {
 	}
 	// A GPU whose getters panic (methods the mock lacks) still yields a GPU.
 	odd := fakemachine.MockNVML("580.95.05", 13000, fakemachine.H100())
-	odd.Devices[0].(*dgxa100.Device).GetNameFunc = nil
+	odd.Devices[0].GetNameFunc = nil
 	f = fakemachine.BaseMachine(odd).Probe(t)
 	if len(f.NVML.GPUs) != 1 || f.NVML.GPUs[0].CC != "9.0" {
 		t.Fatalf("GPUs = %+v", f.NVML.GPUs)

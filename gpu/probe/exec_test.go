@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
+	"gpuwizard/gpu/nvml/nvmlfake"
 )
 
 // readPID reads a PID a test script wrote.
@@ -93,8 +93,8 @@ func TestProbeLeavesNoCommandBehind(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "nvcc"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	nv := dgxa100.New()
-	nv.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
+	nv := nvmlfake.DGXA100()
+	nv.InitFunc = func() nvml.Return { return nvml.ErrorLibraryNotFound }
 	f := Probe(context.Background(), Options{Home: dir, Cwd: dir, Environ: map[string]string{"PATH": dir},
 		NVML: nv, Timeout: 300 * time.Millisecond})
 	if st, _ := f.Source("cuda_toolkits"); !st.TimedOut {

@@ -3,7 +3,7 @@ package probe
 import (
 	"gpuwizard/gpu"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // Interpreter describes the Python at path (a path on the probed machine)

@@ -7,36 +7,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // nvmlStatus names an NVML return code the way Facts records it.
 func nvmlStatus(r nvml.Return) string {
 	switch r {
-	case nvml.SUCCESS:
+	case nvml.Success:
 		return gpu.NVMLOK
-	case nvml.ERROR_LIBRARY_NOT_FOUND:
+	case nvml.ErrorLibraryNotFound:
 		return gpu.NVMLLibraryNotFound
-	case nvml.ERROR_DRIVER_NOT_LOADED:
+	case nvml.ErrorDriverNotLoaded:
 		return gpu.NVMLDriverNotLoaded
-	case nvml.ERROR_NO_PERMISSION:
+	case nvml.ErrorNoPermission:
 		return gpu.NVMLNoPermission
-	case nvml.ERROR_LIB_RM_VERSION_MISMATCH:
+	case nvml.ErrorLibRMVersionMismatch:
 		return gpu.NVMLRMMismatch
-	case nvml.ERROR_GPU_IS_LOST:
+	case nvml.ErrorGPUIsLost:
 		return gpu.NVMLGPULost
 	}
 	return gpu.NVMLError
 }
 
-// nvmlText is a readable form of a return code that never panics.
-func nvmlText(r nvml.Return) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("NVML error %d", int(r))
-		}
-	}()
-	return fmt.Sprintf("%s (NVML code %d)", nvml.ErrorString(r), int(r))
+// nvmlText is a readable form of a return code.
+func nvmlText(r nvml.Return) string {
+	return fmt.Sprintf("%s (NVML code %d)", r, int(r))
 }
 
 // call runs one NVML getter, turning a panic (a mock without the method, a
@@ -44,7 +39,7 @@ func nvmlText(r nvml.Return) (s string) {
 func call[T any](f func() (T, nvml.Return)) (v T, r nvml.Return) {
 	defer func() {
 		if recover() != nil {
-			r = nvml.ERROR_NOT_SUPPORTED
+			r = nvml.ErrorNotSupported
 		}
 	}()
 	return f()
@@ -60,7 +55,7 @@ func (p *prober) probeNVML(ctx context.Context) (func(*gpu.Facts), error) {
 	ret := func() (r nvml.Return) {
 		defer func() {
 			if crash = recover(); crash != nil {
-				r = nvml.ERROR_UNKNOWN
+				r = nvml.ErrorUnknown
 			}
 		}()
 		return lib.Init()
@@ -69,7 +64,7 @@ func (p *prober) probeNVML(ctx context.Context) (func(*gpu.Facts), error) {
 		nf.Status, nf.Error = gpu.NVMLError, fmt.Sprintf("the NVML library crashed while starting: %v", crash)
 		return func(f *gpu.Facts) { f.NVML = nf }, nil
 	}
-	if ret != nvml.SUCCESS {
+	if ret != nvml.Success {
 		nf.Status = nvmlStatus(ret)
 		nf.Error = nvmlText(ret)
 		// A failure code is an answer about the machine, not a probe failure.
@@ -80,19 +75,19 @@ func (p *prober) probeNVML(ctx context.Context) (func(*gpu.Facts), error) {
 		lib.Shutdown()
 	}()
 	nf.Status = gpu.NVMLOK
-	if v, r := call(lib.SystemGetDriverVersion); r == nvml.SUCCESS {
+	if v, r := call(lib.SystemGetDriverVersion); r == nvml.Success {
 		nf.DriverVersion = v
 	}
-	if v, r := call(lib.SystemGetNVMLVersion); r == nvml.SUCCESS {
+	if v, r := call(lib.SystemGetNVMLVersion); r == nvml.Success {
 		nf.NVMLVersion = v
 	}
-	if v, r := call(lib.SystemGetCudaDriverVersion_v2); r == nvml.SUCCESS {
+	if v, r := call(lib.SystemGetCudaDriverVersion_v2); r == nvml.Success {
 		nf.CUDADriverVersion = gpu.CUDAFromInt(v)
-	} else if v, r := call(lib.SystemGetCudaDriverVersion); r == nvml.SUCCESS {
+	} else if v, r := call(lib.SystemGetCudaDriverVersion); r == nvml.Success {
 		nf.CUDADriverVersion = gpu.CUDAFromInt(v)
 	}
 	n, r := call(lib.DeviceGetCount)
-	if r != nvml.SUCCESS {
+	if r != nvml.Success {
 		nf.Status = nvmlStatus(r)
 		nf.Error = "counting GPUs: " + nvmlText(r)
 		return func(f *gpu.Facts) { f.NVML = nf }, nil
@@ -102,9 +97,9 @@ func (p *prober) probeNVML(ctx context.Context) (func(*gpu.Facts), error) {
 			return nil, fmt.Errorf("nvml: %w", ErrTimeout)
 		}
 		dev, r := call(func() (nvml.Device, nvml.Return) { return lib.DeviceGetHandleByIndex(i) })
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			nf.GPUs = append(nf.GPUs, gpu.GPU{Index: i, Errors: []string{"handle: " + nvmlText(r)}})
-			if r == nvml.ERROR_GPU_IS_LOST {
+			if r == nvml.ErrorGPUIsLost {
 				nf.Status = gpu.NVMLGPULost
 			}
 			continue
@@ -118,73 +113,73 @@ func (p *prober) probeNVML(ctx context.Context) (func(*gpu.Facts), error) {
 func readGPU(i int, d nvml.Device) gpu.GPU {
 	g := gpu.GPU{Index: i}
 	miss := func(what string, r nvml.Return) {
-		if r != nvml.ERROR_NOT_SUPPORTED {
+		if r != nvml.ErrorNotSupported {
 			g.Errors = append(g.Errors, what+": "+nvmlText(r))
 		}
 	}
-	if v, r := call(d.GetName); r == nvml.SUCCESS {
+	if v, r := call(d.GetName); r == nvml.Success {
 		g.Name = v
 	} else {
 		miss("name", r)
 	}
-	if v, r := call(d.GetUUID); r == nvml.SUCCESS {
+	if v, r := call(d.GetUUID); r == nvml.Success {
 		g.UUID = v
 	} else {
 		miss("uuid", r)
 	}
-	if v, r := call(d.GetPciInfo); r == nvml.SUCCESS {
-		g.PCIBusID = cString(v.BusId[:])
+	if v, r := call(d.GetPCIBusID); r == nvml.Success {
+		g.PCIBusID = v
 	} else {
 		miss("pci", r)
 	}
 	if maj, mnr, r := func() (a, b int, r nvml.Return) {
 		defer func() {
 			if recover() != nil {
-				r = nvml.ERROR_NOT_SUPPORTED
+				r = nvml.ErrorNotSupported
 			}
 		}()
 		return d.GetCudaComputeCapability()
-	}(); r == nvml.SUCCESS {
+	}(); r == nvml.Success {
 		g.CC = strconv.Itoa(maj) + "." + strconv.Itoa(mnr)
 	} else {
 		miss("compute capability", r)
 	}
-	if m, r := call(d.GetMemoryInfo); r == nvml.SUCCESS {
+	if m, r := call(d.GetMemoryInfo); r == nvml.Success {
 		g.MemoryTotalMiB, g.MemoryUsedMiB, g.MemoryFreeMiB = m.Total>>20, m.Used>>20, m.Free>>20
 	} else {
 		miss("memory", r)
 	}
-	if u, r := call(d.GetUtilizationRates); r == nvml.SUCCESS {
-		v := int(u.Gpu)
+	if u, r := call(d.GetUtilizationRates); r == nvml.Success {
+		v := int(u.GPU)
 		g.UtilizationPct = &v
 	}
-	if t, r := call(func() (uint32, nvml.Return) { return d.GetTemperature(nvml.TEMPERATURE_GPU) }); r == nvml.SUCCESS {
+	if t, r := call(d.GetTemperature); r == nvml.Success {
 		v := int(t)
 		g.TemperatureC = &v
 	}
-	if pw, r := call(d.GetPowerUsage); r == nvml.SUCCESS {
+	if pw, r := call(d.GetPowerUsage); r == nvml.Success {
 		v := float64(pw) / 1000
 		g.PowerW = &v
 	}
-	if tr, r := call(d.GetCurrentClocksEventReasons); r == nvml.SUCCESS {
+	if tr, r := call(d.GetCurrentClocksEventReasons); r == nvml.Success {
 		g.ThrottleReasons = throttleNames(tr)
-	} else if tr, r := call(d.GetCurrentClocksThrottleReasons); r == nvml.SUCCESS {
+	} else if tr, r := call(d.GetCurrentClocksThrottleReasons); r == nvml.Success {
 		g.ThrottleReasons = throttleNames(tr)
 	}
 	if cur, _, r := func() (a, b int, r nvml.Return) {
 		defer func() {
 			if recover() != nil {
-				r = nvml.ERROR_NOT_SUPPORTED
+				r = nvml.ErrorNotSupported
 			}
 		}()
 		return d.GetMigMode()
-	}(); r == nvml.SUCCESS {
-		on := cur == nvml.DEVICE_MIG_ENABLE
+	}(); r == nvml.Success {
+		on := cur == nvml.MIGEnable
 		g.MIGEnabled = &on
 	}
-	if ps, r := call(d.GetComputeRunningProcesses); r == nvml.SUCCESS {
+	if ps, r := call(d.GetComputeRunningProcesses); r == nvml.Success {
 		for _, pi := range ps {
-			g.Processes = append(g.Processes, gpu.Process{PID: pi.Pid, UsedMiB: pi.UsedGpuMemory >> 20})
+			g.Processes = append(g.Processes, gpu.Process{PID: pi.PID, UsedMiB: pi.UsedMiB()})
 		}
 	} else {
 		miss("processes", r)
@@ -214,17 +209,6 @@ func throttleNames(mask uint64) []string {
 		}
 	}
 	return out
-}
-
-func cString[T ~int8 | ~uint8](b []T) string {
-	var sb strings.Builder
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		sb.WriteByte(byte(c))
-	}
-	return sb.String()
 }
 
 // nameProcesses fills process names from /proc when the PID is visible

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // ErrTimeout is returned (wrapped) for a source that did not answer in time.
@@ -77,7 +77,7 @@ type Options struct {
 	// Environ is the environment to judge. Nil: os.Environ().
 	Environ map[string]string
 	// NVML is the management library. Nil: the real one (nvml.New()).
-	NVML nvml.Interface
+	NVML nvml.Library
 	// Runner runs external commands. Nil: ExecRunner.
 	Runner Runner
 	// Timeout bounds each source. Zero: 3 s.
@@ -90,6 +90,10 @@ type Options struct {
 	GOOS, GOARCH string
 	// Now stamps the facts. Nil: time.Now.
 	Now func() time.Time
+	// Only names the sources to run ("nvml", "pci", "driver", "host",
+	// "cuda_toolkits", "cuda_libraries", "python"); nil runs them all. The
+	// health check runs the driver layer's alone, in milliseconds.
+	Only []string
 }
 
 func (o *Options) fill() {
@@ -321,6 +325,15 @@ func Probe(ctx context.Context, opts Options) *gpu.Facts {
 		{"cuda_toolkits", p.probeToolkits},
 		{"cuda_libraries", p.probeLibraries},
 		{"python", p.probePythons},
+	}
+	if opts.Only != nil {
+		kept := sources[:0]
+		for _, s := range sources {
+			if gpu.Contains(opts.Only, s.name) {
+				kept = append(kept, s)
+			}
+		}
+		sources = kept
 	}
 	type result struct {
 		apply func(*gpu.Facts)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 	"gpuwizard/internal/plural"
 )
 
@@ -25,12 +25,12 @@ type Usage struct {
 // use and is safe for one goroutine at a time.
 type Sampler struct {
 	mu   sync.Mutex
-	lib  nvml.Interface
+	lib  nvml.Library
 	init bool
 }
 
 // NewSampler returns a sampler over lib (nil: the real NVML).
-func NewSampler(lib nvml.Interface) *Sampler {
+func NewSampler(lib nvml.Library) *Sampler {
 	if lib == nil {
 		lib = nvml.New()
 	}
@@ -49,28 +49,28 @@ func (s *Sampler) Sample(ctx context.Context, pid, fallback int) (Usage, error) 
 	}
 	if !s.init {
 		r, _ := call(func() (nvml.Return, nvml.Return) { r := s.lib.Init(); return r, r })
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			return Usage{}, fmt.Errorf("NVML: %s", nvmlText(r))
 		}
 		s.init = true
 	}
 	n, r := call(s.lib.DeviceGetCount)
-	if r != nvml.SUCCESS {
+	if r != nvml.Success {
 		return Usage{}, fmt.Errorf("NVML device count: %s", nvmlText(r))
 	}
 	pick, u := -1, Usage{}
 	var dev nvml.Device
 	for i := 0; i < n && pick < 0; i++ {
 		d, r := call(func() (nvml.Device, nvml.Return) { return s.lib.DeviceGetHandleByIndex(i) })
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			continue
 		}
 		procs, _ := call(d.GetComputeRunningProcesses)
 		for _, p := range procs {
-			if int(p.Pid) == pid {
+			if int(p.PID) == pid {
 				pick, dev = i, d
 				u.ProcessListed = true
-				u.ProcessMiB = int(p.UsedGpuMemory >> 20)
+				u.ProcessMiB = int(p.UsedMiB())
 				break
 			}
 		}
@@ -80,20 +80,20 @@ func (s *Sampler) Sample(ctx context.Context, pid, fallback int) (Usage, error) 
 			return Usage{}, fmt.Errorf("NVML lists %s and none runs process %d", plural.Count(n, "device"), pid)
 		}
 		d, r := call(func() (nvml.Device, nvml.Return) { return s.lib.DeviceGetHandleByIndex(fallback) })
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			return Usage{}, fmt.Errorf("NVML device %d: %s", fallback, nvmlText(r))
 		}
 		pick, dev = fallback, d
 	}
 	u.Index = pick
 	u.Name, _ = call(dev.GetName)
-	if ut, r := call(dev.GetUtilizationRates); r == nvml.SUCCESS {
-		u.Utilization = int(ut.Gpu)
+	if ut, r := call(dev.GetUtilizationRates); r == nvml.Success {
+		u.Utilization = int(ut.GPU)
 	}
-	if m, r := call(dev.GetMemoryInfo); r == nvml.SUCCESS {
+	if m, r := call(dev.GetMemoryInfo); r == nvml.Success {
 		u.MemoryUsedMiB = int(m.Used >> 20)
 	}
-	if t, r := call(func() (uint32, nvml.Return) { return dev.GetTemperature(nvml.TEMPERATURE_GPU) }); r == nvml.SUCCESS {
+	if t, r := call(dev.GetTemperature); r == nvml.Success {
 		u.TemperatureC = int(t)
 	}
 	return u, nil

@@ -7,27 +7,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
+	"gpuwizard/gpu/nvml/nvmlfake"
 )
 
 func TestSamplerFindsTheTrainingProcess(t *testing.T) {
-	s := dgxa100.New()
+	s := nvmlfake.DGXA100()
 	const pid = 4242
 	for i, dv := range s.Devices {
-		d := dv.(*dgxa100.Device)
+		d := dv
 		i := i
 		d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 			if i == 5 {
-				return []nvml.ProcessInfo{{Pid: 17, UsedGpuMemory: 1 << 30}, {Pid: pid, UsedGpuMemory: 900 << 20}}, nvml.SUCCESS
+				return []nvml.ProcessInfo{{PID: 17, UsedGPUMemory: 1 << 30}, {PID: pid, UsedGPUMemory: 900 << 20}}, nvml.Success
 			}
-			return nil, nvml.SUCCESS
+			return nil, nvml.Success
 		}
 		d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
-			return nvml.Utilization{Gpu: uint32(10 * i)}, nvml.SUCCESS
+			return nvml.Utilization{GPU: uint32(10 * i)}, nvml.Success
 		}
-		d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: 2 << 30}, nvml.SUCCESS }
-		d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
+		d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: 2 << 30}, nvml.Success }
+		d.GetTemperatureFunc = func() (uint32, nvml.Return) { return 61, nvml.Success }
 	}
 	sm := probe.NewSampler(s)
 	defer sm.Close()
@@ -47,7 +47,7 @@ func TestSamplerFindsTheTrainingProcess(t *testing.T) {
 	if _, err := sm.Sample(context.Background(), 999, 99); err == nil {
 		t.Fatal("an unknown fallback device must be an error")
 	}
-	broken := fakemachine.FailingNVML(nvml.ERROR_DRIVER_NOT_LOADED)
+	broken := fakemachine.FailingNVML(nvml.ErrorDriverNotLoaded)
 	if _, err := probe.NewSampler(broken).Sample(context.Background(), pid, 0); err == nil || !strings.Contains(err.Error(), "NVML") {
 		t.Fatalf("NVML that cannot start: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/probe"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // call runs one NVML getter, turning a panic (a mock without the method, a
@@ -15,7 +15,7 @@ import (
 func call[T any](f func() (T, nvml.Return)) (v T, r nvml.Return) {
 	defer func() {
 		if recover() != nil {
-			r = nvml.ERROR_NOT_SUPPORTED
+			r = nvml.ErrorNotSupported
 		}
 	}()
 	return f()
@@ -39,13 +39,13 @@ type device struct {
 // It is safe for concurrent use.
 type gpuReader struct {
 	mu      sync.Mutex
-	lib     nvml.Interface
+	lib     nvml.Library
 	started bool
 	status  string // a gpu.NVML* status; "" before the first read
 	err     string
 }
 
-func newGPUReader(lib nvml.Interface) *gpuReader {
+func newGPUReader(lib nvml.Library) *gpuReader {
 	return &gpuReader{lib: lib}
 }
 
@@ -61,7 +61,7 @@ func (g *gpuReader) read() (status, errText string, devs []device) {
 		}
 		r, _ := call(func() (nvml.Return, nvml.Return) { r := lib.Init(); return r, r })
 		g.status = probe.NVMLStatus(r)
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			g.err = probe.NVMLText(r)
 		} else {
 			g.started = true
@@ -71,12 +71,12 @@ func (g *gpuReader) read() (status, errText string, devs []device) {
 		return g.status, g.err, nil
 	}
 	n, r := call(g.lib.DeviceGetCount)
-	if r != nvml.SUCCESS {
+	if r != nvml.Success {
 		return probe.NVMLStatus(r), "counting GPUs: " + probe.NVMLText(r), nil
 	}
 	for i := 0; i < n; i++ {
 		d, r := call(func() (nvml.Device, nvml.Return) { return g.lib.DeviceGetHandleByIndex(i) })
-		if r != nvml.SUCCESS {
+		if r != nvml.Success {
 			continue
 		}
 		devs = append(devs, readDevice(i, d))
@@ -88,16 +88,16 @@ func readDevice(i int, d nvml.Device) device {
 	dv := device{Index: i, Procs: map[int]uint64{}}
 	dv.Name, _ = call(d.GetName)
 	dv.UUID, _ = call(d.GetUUID)
-	if u, r := call(d.GetUtilizationRates); r == nvml.SUCCESS {
-		dv.Util, dv.UtilOK = int(u.Gpu), true
+	if u, r := call(d.GetUtilizationRates); r == nvml.Success {
+		dv.Util, dv.UtilOK = int(u.GPU), true
 	}
-	if m, r := call(d.GetMemoryInfo); r == nvml.SUCCESS {
+	if m, r := call(d.GetMemoryInfo); r == nvml.Success {
 		dv.MemUsedMiB, dv.MemTotalMiB = m.Used>>20, m.Total>>20
 	}
-	if ps, r := call(d.GetComputeRunningProcesses); r == nvml.SUCCESS {
+	if ps, r := call(d.GetComputeRunningProcesses); r == nvml.Success {
 		dv.ProcsOK = true
 		for _, p := range ps {
-			dv.Procs[int(p.Pid)] += p.UsedGpuMemory >> 20
+			dv.Procs[int(p.PID)] += p.UsedMiB()
 		}
 	}
 	return dv

@@ -13,8 +13,8 @@
 // and the machine's own findings when there is no usable GPU.
 //
 // The package is headless. /proc is read through a root path (or an
-// fs.FS), NVML through nvml.Interface: tests pass fake /proc trees and
-// go-nvml's mock.
+// fs.FS), NVML through nvml.Library: tests pass fake /proc trees and
+// nvmlfake.
 package watch
 
 import (
@@ -34,7 +34,7 @@ import (
 	"gpuwizard/gpu/doctor"
 	"gpuwizard/gpu/probe"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gpuwizard/gpu/nvml"
 )
 
 // Options say which machine to watch and how. The zero value watches the
@@ -47,7 +47,7 @@ type Options struct {
 	// another user's process.
 	FS fs.FS
 	// NVML is the management library. Nil: the real one.
-	NVML nvml.Interface
+	NVML nvml.Library
 	// Machine returns the doctor's facts about the machine, probed with
 	// the watched process's environment (nil when it cannot be read).
 	// Nil: probe.Probe over Root and NVML.

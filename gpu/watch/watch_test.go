@@ -17,16 +17,15 @@ import (
 	"gpuwizard/gpu/internal/fakemachine"
 	"gpuwizard/gpu/probe"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
 )
 
 // fixture is the fake machine of testdata/root (copied, so a test may
-// change it), two H100s behind go-nvml's mock and a clock the test moves.
+// change it), two H100s behind nvmlfake and a clock the test moves.
 type fixture struct {
 	root string
 	fsys fs.FS
-	nv   nvml.Interface
+	nv   nvml.Library
 	util [2]int
 	now  time.Time
 }
@@ -39,8 +38,8 @@ func newFixture(t *testing.T, gpuProcs ...[]nvml.ProcessInfo) *fixture {
 	f := &fixture{root: copyRoot(t), util: [2]int{87, 3}, now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	if len(gpuProcs) == 0 {
 		gpuProcs = [][]nvml.ProcessInfo{
-			{{Pid: 4242, UsedGpuMemory: 10240 << 20}, {Pid: 5701, UsedGpuMemory: 20000 << 20}, {Pid: 31337, UsedGpuMemory: 500 << 20}},
-			{{Pid: 5301, UsedGpuMemory: 2048 << 20}, {Pid: 5702, UsedGpuMemory: 20100 << 20}},
+			{{PID: 4242, UsedGPUMemory: 10240 << 20}, {PID: 5701, UsedGPUMemory: 20000 << 20}, {PID: 31337, UsedGPUMemory: 500 << 20}},
+			{{PID: 5301, UsedGPUMemory: 2048 << 20}, {PID: 5702, UsedGPUMemory: 20100 << 20}},
 		}
 	}
 	var specs []fakemachine.GPUSpec
@@ -52,8 +51,8 @@ func newFixture(t *testing.T, gpuProcs ...[]nvml.ProcessInfo) *fixture {
 	s := fakemachine.MockNVML("580.95.05", 13000, specs...)
 	for i := range specs {
 		i := i
-		s.Devices[i].(*dgxa100.Device).GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
-			return nvml.Utilization{Gpu: uint32(f.util[i%2])}, nvml.SUCCESS
+		s.Devices[i].GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+			return nvml.Utilization{GPU: uint32(f.util[i%2])}, nvml.Success
 		}
 	}
 	f.nv = s
@@ -258,7 +257,7 @@ func TestAnotherUsersProcess(t *testing.T) {
 		t.Fatalf("finding %+v evidence %q", fd, r.Evidence)
 	}
 	// NVML needs no permission: listed on a GPU, it is on the GPU.
-	g := newFixture(t, []nvml.ProcessInfo{{Pid: 5401, UsedGpuMemory: 4096 << 20}})
+	g := newFixture(t, []nvml.ProcessInfo{{PID: 5401, UsedGPUMemory: 4096 << 20}})
 	g.fsys = denyFS{fsys: os.DirFS(g.root), deny: deny}
 	r = g.watch(t, 5401, 2, nil)
 	if !r.OnGPU || r.State != StateGPU || !contains(mustFinding(t, r, "watch_on_gpu").Evidence, "cannot be read (the process belongs to bob)") {
@@ -322,7 +321,7 @@ func TestNoProcess(t *testing.T) {
 // NVML's absence is an answer.
 func TestNoNVIDIAGPU(t *testing.T) {
 	f := newFixture(t)
-	f.nv = fakemachine.FailingNVML(nvml.ERROR_LIBRARY_NOT_FOUND)
+	f.nv = fakemachine.FailingNVML(nvml.ErrorLibraryNotFound)
 	for _, d := range []string{"sys/bus/pci/devices/0000:01:00.0", "sys/bus/pci/devices/0000:02:00.0", "proc/driver", "proc/modules"} {
 		if err := os.RemoveAll(filepath.Join(f.root, d)); err != nil {
 			t.Fatal(err)
@@ -575,7 +574,7 @@ func TestContainerPIDNamespace(t *testing.T) {
 		t.Fatalf("%+v", fd)
 	}
 	// Without foreign PIDs (every listed process is visible) it stays an error.
-	g := newFixture(t, []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 1 << 30}})
+	g := newFixture(t, []nvml.ProcessInfo{{PID: 4242, UsedGPUMemory: 1 << 30}})
 	if err := os.WriteFile(filepath.Join(g.root, ".dockerenv"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

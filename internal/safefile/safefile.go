@@ -52,10 +52,27 @@ func describe(path string) string {
 	return path
 }
 
+// Stat is os.Stat whose usual failures read the same on every platform
+// ("PATH: no such file or folder", not Windows' "GetFileAttributesEx
+// PATH: The system cannot find the path specified"); the error still
+// matches fs.ErrNotExist or fs.ErrPermission.
+func Stat(path string) (fs.FileInfo, error) {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file or folder: %w", path, fs.ErrNotExist)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, fmt.Errorf("%s: permission denied: %w", path, fs.ErrPermission)
+	}
+	return nil, err
+}
+
 // Check stats path (following symlinks) and refuses anything but a regular
 // file. It opens nothing, so a named pipe cannot block it.
 func Check(path string) (fs.FileInfo, error) {
-	st, err := os.Stat(path)
+	st, err := Stat(path)
 	if err != nil {
 		return nil, err
 	}

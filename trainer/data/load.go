@@ -13,6 +13,7 @@ import (
 
 	"gpuwizard/assets"
 	"gpuwizard/internal/plural"
+	"gpuwizard/internal/safefile"
 )
 
 // Builtin names the embedded dataset.
@@ -232,7 +233,7 @@ func Detect(path string) (string, error) {
 	if path == "" || path == Builtin {
 		return "builtin", nil
 	}
-	st, err := os.Stat(path)
+	st, err := safefile.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w (give a dataset folder, a data.yaml, a COCO .json, or \"builtin\")", ErrData, err)
 	}

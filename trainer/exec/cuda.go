@@ -16,10 +16,28 @@ var (
 	// ErrNoCUDA: the driver library, a device or the kernels could not be
 	// used; the message says which and why.
 	ErrNoCUDA = errors.New("CUDA unavailable")
+	// ErrNoDriver: the CUDA driver library (libcuda.so.1, nvcuda.dll)
+	// cannot be loaded: no NVIDIA driver, or a build without cgo. OpenCUDA
+	// wraps it in ErrNoCUDA.
+	ErrNoDriver = errors.New("no CUDA driver")
 	// ErrOutOfMemory: a device allocation failed (the trainer halves the
 	// batch and says so).
 	ErrOutOfMemory = errors.New("out of GPU memory")
 )
+
+// noDriver is ErrNoDriver for library lib, with the loader's reason.
+func noDriver(lib, why string) error {
+	return fmt.Errorf("%w: %s could not be loaded (%s); gpuwizard doctor says why", ErrNoDriver, lib, why)
+}
+
+// cuError names a driver error.
+type cuError struct {
+	call string
+	code int
+	name string
+}
+
+func (e *cuError) Error() string { return fmt.Sprintf("%s: %s (%d)", e.call, e.name, e.code) }
 
 // CUDAInfo describes the device a CUDA backend runs on.
 type CUDAInfo struct {
@@ -186,7 +204,7 @@ func NewCUDABackendOn(d Driver, info CUDAInfo) *CUDABackend {
 	return &CUDABackend{drv: d, info: info}
 }
 
-// OpenCUDA loads libcuda.so.1, selects device ordinal (its primary
+// OpenCUDA loads the CUDA driver (libcuda.so.1, nvcuda.dll), selects device ordinal (its primary
 // context), loads the embedded PTX and, when found, cuBLAS.
 func OpenCUDA(ordinal int) (*CUDABackend, error) {
 	lib, err := openLib()

@@ -1,8 +1,9 @@
+//go:build cgo && (linux || windows)
+
 package exec
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
+#cgo linux LDFLAGS: -ldl
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,16 @@ typedef int gwres;
 typedef unsigned long long gwptr;
 
 #define GW_EVENTS 8
+
+// The dynamic loader of the platform (cuda_shim_linux.go: dlopen;
+// cuda_shim_windows.go: LoadLibraryEx). gw_dl_open's driver flag marks
+// the CUDA driver itself (on Windows it is looked for in System32 only);
+// gw_dl_error writes why the last gw_dl_open failed.
+extern const char *const gw_blas_libs[];
+void *gw_dl_open(const char *name, int driver);
+void *gw_dl_sym(void *lib, const char *name);
+void gw_dl_close(void *lib);
+void gw_dl_error(char *err, int errlen);
 
 // Driver API entry points, looked up by explicit versioned names so that
 // one binary works with every driver from CUDA 11 to 13.
@@ -73,18 +84,20 @@ typedef struct {
 } gwcuda;
 
 static void *gw_sym(void *lib, const char *name, int *missing) {
-	void *p = dlsym(lib, name);
+	void *p = gw_dl_sym(lib, name);
 	if (!p) *missing = 1;
 	return p;
 }
 
-// gw_open loads libcuda.so.1 and, when present, cuBLAS. It returns NULL
-// with a message in err (size errlen) when the driver library is absent or
-// lacks a symbol.
-static gwcuda *gw_open(char *err, int errlen) {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+// gw_open loads the driver library name (libcuda.so.1, nvcuda.dll) and,
+// when present, cuBLAS. It returns NULL with a message in err (size
+// errlen) and *absent set when the driver library cannot be loaded, or
+// with *absent 0 when it lacks a symbol.
+static gwcuda *gw_open(const char *name, char *err, int errlen, int *absent) {
+	void *lib = gw_dl_open(name, 1);
+	*absent = lib == NULL;
 	if (!lib) {
-		snprintf(err, errlen, "%s", dlerror());
+		gw_dl_error(err, errlen);
 		return NULL;
 	}
 	gwcuda *c = calloc(1, sizeof(gwcuda));
@@ -134,14 +147,13 @@ static gwcuda *gw_open(char *err, int errlen) {
 		c->cuStreamBeginCapture = NULL; // no graphs: eager steps
 	}
 	if (m) {
-		snprintf(err, errlen, "libcuda.so.1 lacks a driver API function gpuwizard needs (driver too old?)");
-		dlclose(lib);
+		snprintf(err, errlen, "%s lacks a driver API function gpuwizard needs (driver too old?)", name);
+		gw_dl_close(lib);
 		free(c);
 		return NULL;
 	}
-	const char *blas[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", NULL};
-	for (int i = 0; blas[i] && !c->blas; i++) {
-		c->blas = dlopen(blas[i], RTLD_NOW | RTLD_LOCAL);
+	for (int i = 0; gw_blas_libs[i] && !c->blas; i++) {
+		c->blas = gw_dl_open(gw_blas_libs[i], 0);
 	}
 	if (c->blas) {
 		int bm = 0;
@@ -152,7 +164,7 @@ static gwcuda *gw_open(char *err, int errlen) {
 		int wm = 0;
 		c->cublasSetWorkspace = gw_sym(c->blas, "cublasSetWorkspace_v2", &wm);
 		if (bm) {
-			dlclose(c->blas);
+			gw_dl_close(c->blas);
 			c->blas = NULL;
 		}
 	}
@@ -299,15 +311,6 @@ type cudaLib struct {
 	c *C.gwcuda
 }
 
-// cuError names a driver error.
-type cuError struct {
-	call string
-	code int
-	name string
-}
-
-func (e *cuError) Error() string { return fmt.Sprintf("%s: %s (%d)", e.call, e.name, e.code) }
-
 func (l *cudaLib) check(call string, r C.gwres) error {
 	if r == 0 {
 		return nil
@@ -315,11 +318,23 @@ func (l *cudaLib) check(call string, r C.gwres) error {
 	return &cuError{call: call, code: int(r), name: C.GoString(C.gw_errname(l.c, r))}
 }
 
-func openLib() (*cudaLib, error) {
+// openLib loads the platform's CUDA driver library (driverLibrary).
+func openLib() (*cudaLib, error) { return openNamed(driverLibrary) }
+
+// openNamed loads the driver library name; ErrNoDriver when it cannot be
+// loaded at all.
+func openNamed(name string) (*cudaLib, error) {
 	buf := make([]byte, 512)
-	c := C.gw_open((*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var absent C.int
+	c := C.gw_open(cname, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &absent)
 	if c == nil {
-		return nil, fmt.Errorf("%s", C.GoString((*C.char)(unsafe.Pointer(&buf[0]))))
+		why := C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+		if absent != 0 {
+			return nil, noDriver(name, why)
+		}
+		return nil, fmt.Errorf("%s", why)
 	}
 	return &cudaLib{c: c}, nil
 }

@@ -1,5 +1,5 @@
 // Package fakemachine builds fake computers for the doctor's tests: files
-// under a temporary root, go-nvml's DGX A100 mock cut to the wanted GPUs,
+// under a temporary root, a fake NVML (nvmlfake) with the wanted GPUs,
 // and recorded command outputs.
 package fakemachine
 
@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"gpuwizard/gpu/nvml"
+	"gpuwizard/gpu/nvml/nvmlfake"
 )
 
 // Runner answers commands from recorded outputs; "hang" blocks until
@@ -58,7 +58,7 @@ type Machine struct {
 	Links   map[string]string // path → link target
 	Env     map[string]string
 	Run     Runner
-	NVML    nvml.Interface
+	NVML    nvml.Library
 	Timeout time.Duration
 	Deep    bool
 }
@@ -111,41 +111,28 @@ func (m *Machine) Probe(t testing.TB) *gpu.Facts {
 	})
 }
 
-// MockNVML is go-nvml's DGX A100 mock cut to the given GPUs.
-func MockNVML(driver string, cuda int, gpus ...GPUSpec) *dgxa100.Server {
-	s := dgxa100.New()
-	s.DriverVersion, s.CudaDriverVersion = driver, cuda
-	s.DeviceGetCountFunc = func() (int, nvml.Return) { return len(gpus), nvml.SUCCESS }
+// MockNVML is a fake NVML (driver, CUDA as 1000*major + 10*minor) with the
+// given GPUs, answering as go-nvml's DGX A100 mock does for what the specs
+// leave out (no utilisation, temperature, power or clock reasons).
+func MockNVML(driver string, cuda int, gpus ...GPUSpec) *nvmlfake.Library {
+	devs := make([]*nvmlfake.Device, len(gpus))
 	for i, g := range gpus {
-		d := s.Devices[i].(*dgxa100.Device)
-		d.UUID = fmt.Sprintf("GPU-%08d-1111-2222-3333-444455556666", i)
-		d.Name = g.Name
-		d.CudaComputeCapability = dgxa100.CudaComputeCapability{Major: g.CC[0], Minor: g.CC[1]}
-		d.MemoryInfo = nvml.Memory{Total: g.TotalMiB << 20, Used: g.UsedMiB << 20, Free: (g.TotalMiB - g.UsedMiB) << 20}
-		d.MigMode = nvml.DEVICE_MIG_DISABLE
+		mig := nvml.MIGDisable
 		if g.MIGEnabled {
-			d.MigMode = nvml.DEVICE_MIG_ENABLE
+			mig = nvml.MIGEnable
 		}
-		busID := fmt.Sprintf("00000000:%02X:00.0", i+1)
-		d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
-			var p nvml.PciInfo
-			for k := 0; k < len(busID); k++ {
-				p.BusId[k] = busID[k]
-			}
-			return p, nvml.SUCCESS
-		}
-		procs := g.Processes
-		d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return procs, nvml.SUCCESS }
+		devs[i] = nvmlfake.NewDevice(nvmlfake.GPU{
+			Name: g.Name, UUID: fmt.Sprintf("GPU-%08d-1111-2222-3333-444455556666", i),
+			BusID: fmt.Sprintf("00000000:%02X:00.0", i+1), CC: g.CC,
+			Memory:  nvml.Memory{Total: g.TotalMiB << 20, Used: g.UsedMiB << 20, Free: (g.TotalMiB - g.UsedMiB) << 20},
+			MIGMode: mig, Processes: g.Processes,
+		})
 	}
-	return s
+	return nvmlfake.New(driver, cuda, devs...)
 }
 
 // FailingNVML is an NVML whose Init returns the given code.
-func FailingNVML(r nvml.Return) *dgxa100.Server {
-	s := dgxa100.New()
-	s.InitFunc = func() nvml.Return { return r }
-	return s
-}
+func FailingNVML(r nvml.Return) *nvmlfake.Library { return nvmlfake.Failing(r) }
 
 const (
 	ProcVersion580 = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 10:00:00 UTC 2025\nGCC version:  gcc version 12.2.0\n"
@@ -156,7 +143,7 @@ const (
 
 // BaseMachine is an Ubuntu workstation with one NVIDIA GPU on PCI, the
 // driver's module loaded, and a project venv that `python` runs.
-func BaseMachine(nv nvml.Interface) *Machine {
+func BaseMachine(nv nvml.Library) *Machine {
 	return &Machine{
 		Files: map[string]string{
 			"/etc/os-release":                                       "ID=ubuntu\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\n",

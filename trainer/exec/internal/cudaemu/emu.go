@@ -54,12 +54,17 @@ static struct { const char *name; emu_call f; int sync; } emu_table[] = {
 // Synchronising kernels: every GPU thread of a block is a coroutine with
 // its own stack; the scheduler resumes each in turn until it yields (at a
 // barrier or a warp shuffle, see emu.h) or returns, round after round,
-// until the whole block has returned. On x86-64 a coroutine switch saves
-// and restores the callee-saved registers and the stack pointer (a few
-// nanoseconds); elsewhere it is swapcontext, which also makes a system
-// call to save the signal mask.
-#define EMU_STACK (64 * 1024)
-static char *emu_stacks;
+// until the whole block has returned. The coroutines are the platform's
+// (coro_unix.c: a few instructions on x86-64, swapcontext elsewhere;
+// coro_windows.c: fibers): emu_coro_alloc makes room for nt of them (0 on
+// failure), emu_coro_init makes coroutine t run body from its start at its
+// next resume, emu_coro_resume runs t until it yields or body returns, and
+// emu_coro_yield, called inside t, goes back to the scheduler.
+int emu_coro_alloc(unsigned nt);
+void emu_coro_init(unsigned t, void (*body)(void));
+void emu_coro_resume(unsigned t);
+void emu_coro_yield(unsigned t);
+
 static int *emu_done;
 static unsigned emu_cap;
 static emu_call emu_f;
@@ -76,83 +81,19 @@ static void emu_body(void) {
 	}
 }
 
-#if defined(__x86_64__)
-// emu_swap(from, to) saves this coroutine's stack pointer in *from and
-// continues the one whose stack pointer is to.
-void emu_swap(void **from, void *to);
-__asm__(
-	".text\n"
-	".p2align 4\n"
-	"emu_swap:\n"
-	"\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
-	"\tmovq %rsp, (%rdi)\n"
-	"\tmovq %rsi, %rsp\n"
-	"\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
-	"\tret\n");
-static void *emu_sched_sp, **emu_sp;
-
-static void emu_yield(void) { emu_swap(&emu_sp[emu_cur], emu_sched_sp); }
-
-// emu_start is where a new coroutine begins (emu_swap returns into it);
-// after the body it goes back to the scheduler for good.
-static void emu_start(void) {
-	emu_body();
-	for (;;) emu_swap(&emu_sp[emu_cur], emu_sched_sp);
-}
-
-static int emu_alloc_ctx(unsigned nt) {
-	free(emu_sp);
-	emu_sp = calloc(nt, sizeof *emu_sp);
-	return emu_sp != NULL;
-}
-
-static void emu_init_thread(unsigned t) {
-	char *top = emu_stacks + (size_t)(t + 1) * EMU_STACK;
-	uintptr_t a = ((uintptr_t)top - 16) & ~(uintptr_t)15; // as if called: (rsp after ret) % 16 == 8
-	void **s = (void **)a;
-	s[0] = (void *)emu_start; // the return address of emu_swap
-	for (int r = 1; r <= 6; r++) s[-r] = 0; // rbp rbx r12 r13 r14 r15
-	emu_sp[t] = (void *)(s - 6);
-}
-
-static void emu_resume(unsigned t) { emu_swap(&emu_sched_sp, emu_sp[t]); }
-#else
-static ucontext_t emu_sched, *emu_ctx;
-
-static void emu_yield(void) { swapcontext(&emu_ctx[emu_cur], &emu_sched); }
-
-static void emu_start(void) { emu_body(); }
-
-static int emu_alloc_ctx(unsigned nt) {
-	free(emu_ctx);
-	emu_ctx = calloc(nt, sizeof *emu_ctx);
-	return emu_ctx != NULL;
-}
-
-static void emu_init_thread(unsigned t) {
-	getcontext(&emu_ctx[t]);
-	emu_ctx[t].uc_stack.ss_sp = emu_stacks + (size_t)t * EMU_STACK;
-	emu_ctx[t].uc_stack.ss_size = EMU_STACK;
-	emu_ctx[t].uc_link = &emu_sched;
-	makecontext(&emu_ctx[t], emu_start, 0);
-}
-
-static void emu_resume(unsigned t) { swapcontext(&emu_sched, &emu_ctx[t]); }
-#endif
+static void emu_yield(void) { emu_coro_yield(emu_cur); }
 
 static int emu_block_sync(unsigned nt, unsigned bx) {
 	if (nt > emu_cap) {
-		free(emu_stacks);
 		free(emu_done);
 		free(emu_lane[0]);
 		free(emu_lane[1]);
 		free(emu_shfl_count);
-		emu_stacks = malloc((size_t)nt * EMU_STACK);
 		emu_done = calloc(nt, sizeof *emu_done);
 		emu_lane[0] = calloc(nt, sizeof(float));
 		emu_lane[1] = calloc(nt, sizeof(float));
 		emu_shfl_count = calloc(nt, sizeof(unsigned));
-		if (!emu_alloc_ctx(nt) || !emu_stacks || !emu_done || !emu_lane[0] || !emu_lane[1] || !emu_shfl_count) {
+		if (!emu_coro_alloc(nt) || !emu_done || !emu_lane[0] || !emu_lane[1] || !emu_shfl_count) {
 			emu_cap = 0;
 			return -2;
 		}
@@ -162,7 +103,7 @@ static int emu_block_sync(unsigned nt, unsigned bx) {
 	emu_ndone = emu_arrived = 0;
 	memset(emu_shfl_count, 0, nt * sizeof(unsigned));
 	for (unsigned t = 0; t < nt; t++) {
-		emu_init_thread(t);
+		emu_coro_init(t, emu_body);
 		emu_done[t] = 0;
 	}
 	for (unsigned left = nt; left > 0;) {
@@ -171,7 +112,7 @@ static int emu_block_sync(unsigned nt, unsigned bx) {
 			if (emu_done[t]) continue;
 			emu_cur = t;
 			threadIdx.x = t % bx; threadIdx.y = t / bx; threadIdx.z = 0;
-			emu_resume(t);
+			emu_coro_resume(t);
 			if (!emu_done[t]) left++;
 		}
 	}
