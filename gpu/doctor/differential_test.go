@@ -159,6 +159,11 @@ func TestNoNVIDIAGPU(t *testing.T) {
 		{"said", notCompiled + "My GPU is unfortunately not by nvidia, is there an alternative?", "report_no_nvidia_gpu"},
 		{"Colab with a local Radeon", "RuntimeError: Found no NVIDIA driver on your system. on every Google Colab notebook\ni have installed gpu GIGABYTE Radeon RX 6600 Eagle 8G", "report_colab_no_gpu_runtime"},
 		{"NVIDIA named", notCompiled + "Windows 11, RTX 3060 and Intel UHD Graphics 770", "report_torch_not_compiled_with_cuda"},
+		// Intel graphics the person says are the machine's own count; Intel
+		// graphics a line lists beside an NVIDIA GPU do not.
+		{"Intel, own", notCompiled + "My laptop is an Intel Iris Xe Graphics notebook, what can I do?", "report_no_nvidia_gpu"},
+		{"Intel, listed", notCompiled + "Display adapters: Intel(R) UHD Graphics 620", "report_torch_not_compiled_with_cuda"},
+		{"Intel, own beside GeForce", notCompiled + "I have Intel UHD Graphics and a GeForce GTX 1650", "report_torch_not_compiled_with_cuda"},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)
@@ -204,7 +209,8 @@ func findingIDs(r gpu.Report) []string {
 // their regexps find on the whole text.
 func TestCueNeedles(t *testing.T) {
 	texts := []string{"on my AWS EC2 t3.large instance, then a c5.xlarge one", "### TensorFlow version\n\n2.14.0",
-		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu"}
+		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu",
+		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -217,7 +223,7 @@ func TestCueNeedles(t *testing.T) {
 	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
 		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
 		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
-		gpuIdleRE, cudnnWordsRE, tfLibsRE} {
+		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low
@@ -230,5 +236,33 @@ func TestCueNeedles(t *testing.T) {
 		if found == 0 {
 			t.Errorf("%.50s… found nothing in the corpus", re)
 		}
+	}
+}
+
+// TestTwoBuildsInWords: a report that says the CPU and the GPU build are
+// both installed names two builds side by side first, before the CPU
+// build its words also describe, with the commands of its framework.
+func TestTwoBuildsInWords(t *testing.T) {
+	cases := []struct {
+		name, text, command string
+	}{
+		{"Paddle, Chinese", "服务器上安装了CPU和GPU两个版本的paddle，但似乎是默认使用CPU版本", "paddlepaddle-gpu"},
+		{"conda over pip", "conda install wants to install a CPU version pytorch, but I have installed a GPU version pytorch", "download.pytorch.org"},
+		{"TensorFlow", "I have the CPU package and the GPU package of tensorflow installed, tf.config.list_physical_devices('GPU') is []", "tensorflow[and-cuda]"},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		f := r.Findings[0]
+		if f.ID != "report_cpu_and_gpu_builds_installed" {
+			t.Errorf("%s: first %s, want report_cpu_and_gpu_builds_installed; findings %v", c.name, f.ID, findingIDs(r))
+			continue
+		}
+		if len(f.Fix) < 2 || !strings.Contains(f.Fix[1].Command, c.command) {
+			t.Errorf("%s: fix %+v, want a command with %q", c.name, f.Fix, c.command)
+		}
+	}
+	// One build named, not two.
+	if r := diagnoseText(t, "I installed the CPU version of pytorch by mistake"); r.Findings[0].ID == "report_cpu_and_gpu_builds_installed" {
+		t.Errorf("one CPU build: findings %v", findingIDs(r))
 	}
 }

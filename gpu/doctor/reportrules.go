@@ -20,6 +20,7 @@ func (j *judge) reportRules() {
 	j.reportCPUBesideGPUPackage()
 	j.reportDriverBelowCUDA()
 	j.reportNoNVIDIAGPU()
+	j.reportTwoBuildsInWords()
 }
 
 // noCUDAExplains are the error texts a machine without an NVIDIA GPU
@@ -31,7 +32,8 @@ var noCUDAExplains = []gpu.Cause{gpu.CauseCPUOnlyBuild, gpu.CauseDriverMissing, 
 // reportNoNVIDIAGPU: the report says there is no NVIDIA GPU, or names only
 // an AMD or Apple one, and no tool shows an NVIDIA GPU: CUDA cannot run,
 // whatever else fails. Intel graphics alone weigh less: a laptop has them
-// beside an NVIDIA GPU the report may not name.
+// beside an NVIDIA GPU the report may not name, unless the person says they
+// are the machine's own ("I have Intel Iris graphics", "my PC is ...").
 func (j *judge) reportNoNVIDIAGPU() {
 	p, f := j.f.Paste, j.f
 	if len(f.NVML.GPUs) > 0 || f.NVML.Status == gpu.NVMLOK || f.Host.OS == "darwin" || j.hostedElsewhere() {
@@ -43,8 +45,10 @@ func (j *judge) reportNoNVIDIAGPU() {
 	case said != "":
 	case other == "":
 		return
-	case strings.Contains(low, "intel") || strings.Contains(low, "iris"):
+	case (strings.Contains(low, "intel") || strings.Contains(low, "iris") || strings.Contains(low, "xe graphics")) && p.Prose["other_gpu_own"] == "":
 		w, ev = catalog.Medium, other
+	case p.Prose["other_gpu_own"] != "":
+		ev = p.Prose["other_gpu_own"]
 	default:
 		ev = other
 	}
@@ -223,4 +227,34 @@ func (j *judge) hostedElsewhere() bool {
 		}
 	}
 	return j.hosted > 0
+}
+
+// twoBuildsRE: the report says a framework's CPU and GPU builds are both
+// installed ("installed both the CPU and GPU versions", "conda wants a CPU
+// version, but I have installed a GPU version", "CPU和GPU两个版本").
+var twoBuildsRE = mustCue(`\b(?:cpu|gpu) ?(?:version|build|package)s? (?:and|alongside|beside|together with|as well as) (?:the |a )?(?:gpu|cpu) ?(?:version|build|package)|(?:cpu|gpu)\s*(?:和|与|跟|及)\s*(?:gpu|cpu)\s*(?:两个|两种)?\s*版本|\b(?:cpu|gpu)[- ]version\b[^\n]{0,80}\b(?:but|while|although|even though)\b[^\n]{0,20}\b(?:i|we) (?:have |had |already )*installed (?:a |an |the )?(?:gpu|cpu)[- ]version`,
+	"version", "build", "package", "版本")
+
+// reportTwoBuildsInWords: the person says the CPU and the GPU build of a
+// framework are both installed: the CPU one wins the import, and the
+// CPU-only errors the report shows follow from it.
+func (j *judge) reportTwoBuildsInWords() {
+	r := j.reading()
+	q := r.quote(twoBuildsRE)
+	if q == "" {
+		return
+	}
+	check, reinstall := `python -c "import torch; print(torch.__version__, torch.__file__, torch.cuda.is_available())"`, "pip uninstall -y torch torchvision torchaudio && pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu126"
+	switch {
+	case strings.Contains(r.low, "paddle"):
+		check, reinstall = `python -c "import paddle; print(paddle.__version__, paddle.device.is_compiled_with_cuda())"`, "pip uninstall -y paddlepaddle paddlepaddle-gpu && pip install paddlepaddle-gpu"
+	case strings.Contains(r.low, "tensorflow") && !strings.Contains(r.low, "torch"):
+		check, reinstall = `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"`, `pip uninstall -y tensorflow tensorflow-cpu tensorflow-gpu && pip install "tensorflow[and-cuda]"`
+	}
+	j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_cpu_and_gpu_builds_installed", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
+		Title:    "The report says a CPU build and a GPU build of the framework are both installed: the CPU one wins the import",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix: []gpu.Step{{Text: "See which build the Python that runs the code imports:", Command: check},
+			{Text: "Uninstall both builds, then install only the GPU one (or keep each in its own environment):", Command: reinstall}}},
+		gpu.CauseCPUOnlyBuild)
 }

@@ -22,8 +22,12 @@ var (
 		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
-	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
-		"intel", "iris", "radeon", "amd", "rx", "a卡", "apple")
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+		"intel", "iris", "xe graphics", "radeon", "amd", "rx", "a卡", "apple")
+	// ownRE: the words just before a GPU's name say it is the machine's
+	// own ("I have", "my laptop is", "my GPU:"), not one a log lists
+	// beside others.
+	ownRE = regexp.MustCompile(`(?:\bi (?:have|own|use|got|only have)|\bi'm using|\bi am using|\bmy (?:pc|laptop|computer|notebook|machine|system|gpu|graphics(?: card)?|card|video card)(?: is| has| only has|:)?|\bonly (?:have|has))\s+(?:an? |the |only )?[^\n]{0,20}$`)
 	apuRE = regexp.MustCompile(`with radeon(?:\(tm\))? graphics|radeon(?:\(tm\))? (?:vega )?graphics\b|\bradeon \d{3}m\b`)
 	// noNVIDIA: the person says there is no NVIDIA GPU (each pattern with
 	// a literal of its own, so that each runs on few lines).
@@ -39,7 +43,9 @@ var (
 
 // machineWords records what the report says of the machine's graphics:
 // Prose "no_nvidia" (the sentence that says so), "other_gpu" (a non-NVIDIA
-// GPU it names) and, when no tool showed the system, a Mac as the OS.
+// GPU it names), "other_gpu_own" (its line, when the words before the
+// name say it is the machine's own GPU) and, when no tool showed the
+// system, a Mac as the OS.
 func (pp *parser) machineWords() {
 	text := pp.p.Text
 	if len(text) > machineText {
@@ -58,7 +64,10 @@ func (pp *parser) machineWords() {
 	for _, loc := range otherGPURE.FindAllIndex(low, 4) {
 		if m := low[loc[0]:loc[1]]; !apuRE.MatchString(low[max(0, loc[0]-40):min(len(low), loc[1]+20)]) {
 			pp.prose("other_gpu", strings.TrimSpace(text[loc[0]:loc[0]+len(m)]))
-			break
+			if ownRE.MatchString(low[max(0, loc[0]-60):loc[0]]) && !nvidiaOnLine(low, loc) {
+				pp.prose("other_gpu_own", lineAround(text, loc))
+				break
+			}
 		}
 	}
 	// A Mac from before 2019 may have an NVIDIA GPU and a CUDA driver: a
@@ -117,4 +126,16 @@ func lineAround(text string, loc []int) string {
 		end++
 	}
 	return strings.ToValidUTF8(strings.TrimSpace(text[start:end]), "")
+}
+
+// nvidiaOnLine: the line around loc names an NVIDIA GPU too (a laptop's
+// Intel graphics beside its GeForce).
+func nvidiaOnLine(low string, loc []int) bool {
+	line := lineAround(low, loc)
+	for _, w := range []string{"nvidia", "geforce", "gtx", "rtx", "quadro", "tesla"} {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -37,11 +37,28 @@ func TestMachineWords(t *testing.T) {
 	}
 }
 
+// TestOwnGPU: a non-NVIDIA GPU the person says is the machine's own is
+// recorded with its line; one a log lists, or one beside an NVIDIA GPU on
+// the same line, is not.
+func TestOwnGPU(t *testing.T) {
+	cases := []struct{ text, own string }{
+		{"What should I do if I have Intel iRIS Graphics GPU and I get this", "What should I do if I have Intel iRIS Graphics GPU and I get this"},
+		{"Sorry, a problem for intel R Iris R Xe Graphics\nMy PC is intel R Iris R Xe Graphics ,help me", "My PC is intel R Iris R Xe Graphics ,help me"},
+		{"Display adapters: Intel(R) UHD Graphics 620", ""},
+		{"I have Intel UHD Graphics and a GeForce GTX 1650", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.Prose["other_gpu_own"]; got != c.own {
+			t.Errorf("%q: own GPU line %q, want %q", c.text, got, c.own)
+		}
+	}
+}
+
 // TestPatternNeedles: the needles given to the machine words' patterns
 // lose no match: on every report of the corpus, and on the texts above,
 // the patterns find what their regexps find on the whole text.
 func TestPatternNeedles(t *testing.T) {
-	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
+	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
