@@ -232,8 +232,8 @@ func (j *judge) hostedElsewhere() bool {
 // twoBuildsRE: the report says a framework's CPU and GPU builds are both
 // installed ("installed both the CPU and GPU versions", "conda wants a CPU
 // version, but I have installed a GPU version", "CPU和GPU两个版本").
-var twoBuildsRE = mustCue(`\b(?:cpu|gpu) ?(?:version|build|package)s? (?:and|alongside|beside|together with|as well as) (?:the |a )?(?:gpu|cpu) ?(?:version|build|package)|(?:cpu|gpu)\s*(?:和|与|跟|及)\s*(?:gpu|cpu)\s*(?:两个|两种)?\s*版本|\b(?:cpu|gpu)[- ]version\b[^\n]{0,80}\b(?:but|while|although|even though)\b[^\n]{0,20}\b(?:i|we) (?:have |had |already )*installed (?:a |an |the )?(?:gpu|cpu)[- ]version`,
-	"version", "build", "package", "版本")
+var twoBuildsRE = mustCue(`\b(?:cpu|gpu)[- ](?:version|build|package)s? (?:and|alongside|beside|together with|as well as) (?:the |a )?(?:gpu|cpu)[- ](?:version|build|package)|(?:cpu|gpu)\s*(?:和|与|跟|及)\s*(?:gpu|cpu)\s*(?:两个|两种)?\s*版本|\b(?:cpu|gpu)[- ]version\b[^\n]{0,80}\b(?:but|while|although|even though)\b[^\n]{0,20}\b(?:i|we) (?:have |had |already )*installed (?:a |an |the )?(?:gpu|cpu)[- ]version`,
+	"cpu version", "cpu build", "cpu package", "cpu-version", "cpu-build", "cpu-package", "版本")
 
 // reportTwoBuildsInWords: the person says the CPU and the GPU build of a
 // framework are both installed: the CPU one wins the import, and the
