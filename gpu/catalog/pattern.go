@@ -84,18 +84,19 @@ func (p *Pattern) each(low string, f func(lo int, s string, done int) bool) {
 		}
 		return k
 	}
+	lc := &lineCache{s: low}
 	done := 0
 	for {
 		k := earliest()
 		if k < 0 {
 			return
 		}
-		lo, hi := p.span(low, next[k], len(p.needles[k]))
+		lo, hi := p.span(lc, next[k], len(p.needles[k]))
 		for {
 			// Occurrences whose span the window holds are searched.
 			for i, n := range p.needles {
 				for next[i] >= 0 {
-					if _, h := p.span(low, next[i], len(n)); h > hi {
+					if _, h := p.span(lc, next[i], len(n)); h > hi {
 						break
 					}
 					next[i] = index(low, n, next[i]+1)
@@ -105,7 +106,7 @@ func (p *Pattern) each(low string, f func(lo int, s string, done int) bool) {
 			if k < 0 || hi-lo >= maxWindow {
 				break
 			}
-			l, h := p.span(low, next[k], len(p.needles[k]))
+			l, h := p.span(lc, next[k], len(p.needles[k]))
 			if l > hi {
 				break
 			}
@@ -121,16 +122,44 @@ func (p *Pattern) each(low string, f func(lo int, s string, done int) bool) {
 // span is where a match holding the needle at at (n bytes long) may be:
 // its line and the beside lines either side, or for a pattern that spans
 // lines the whole lines within window bytes.
-func (p *Pattern) span(low string, at, n int) (lo, hi int) {
+func (p *Pattern) span(lc *lineCache, at, n int) (lo, hi int) {
+	size := len(lc.s)
 	if p.lines {
-		return lineStart(low, max(0, at-window)), lineEnd(low, min(len(low), at+n+window))
+		lo, _ = lc.bounds(max(0, at-window))
+		_, hi = lc.bounds(min(size, at+n+window))
+		return lo, hi
 	}
-	lo, hi = lineStart(low, at), lineEnd(low, at+n)
+	lo, _ = lc.bounds(at)
+	_, hi = lc.bounds(at + n)
 	for range beside {
-		lo = lineStart(low, max(0, lo-1))
-		hi = lineEnd(low, min(len(low), hi+1))
+		lo, _ = lc.bounds(max(0, lo-1))
+		_, hi = lc.bounds(min(size, hi+1))
 	}
 	return lo, hi
+}
+
+// lineCache remembers the last lines whose bounds were asked for: every
+// occurrence of a needle on one long line (a log without line breaks)
+// asks for the same line, which is then scanned once, not once per
+// occurrence.
+type lineCache struct {
+	s     string
+	lines [8][2]int
+	n     int
+}
+
+// bounds is the start of the line that holds byte i of s and the end (its
+// newline, or len(s)), as lineStart and lineEnd give them.
+func (c *lineCache) bounds(i int) (start, end int) {
+	for k := range min(c.n, len(c.lines)) {
+		if l := c.lines[k]; l[0] <= i && i <= l[1] {
+			return l[0], l[1]
+		}
+	}
+	start, end = lineStart(c.s, i), lineEnd(c.s, i)
+	c.lines[c.n%len(c.lines)] = [2]int{start, end}
+	c.n++
+	return start, end
 }
 
 // maxWindow is how long a window grows by joining spans: regexps run
