@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gpuwizard/gpu/watch"
+	"gpuwizard/internal/printable"
 )
 
 // watchHelp is the help of `gpuwizard watch`.
@@ -88,7 +89,7 @@ func Watch(ctx context.Context, args []string, env Env) int {
 	}
 	pid, err := strconv.Atoi(rest[0])
 	if err != nil || pid <= 0 {
-		fmt.Fprintf(env.Stderr, "watch: %q is not a process ID (to start a command, put it after --: gpuwizard watch -- %s)\n", rest[0], rest[0])
+		fmt.Fprintf(env.Stderr, "watch: %q is not a process ID (to start a command, put it after --: gpuwizard watch -- %s)\n", rest[0], printable.String(rest[0]))
 		return ExitUsage
 	}
 	if pid == os.Getpid() && env.Watch.Root == "" {
@@ -313,7 +314,7 @@ func (wr *watchRun) command(ctx context.Context, argv []string) int {
 		cmd.Stdout = wr.env.Stderr
 	}
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(wr.env.Stderr, "watch: cannot start %s: %v\n", argv[0], err)
+		fmt.Fprintf(wr.env.Stderr, "watch: cannot start %s: %s\n", printable.String(argv[0]), printable.String(err.Error()))
 		switch {
 		case wr.once:
 			return ExitUsage

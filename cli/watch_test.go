@@ -91,6 +91,7 @@ func TestWatchUsage(t *testing.T) {
 	}{
 		{"nothing to watch", nil, "name a PID or a command"},
 		{"not a PID", []string{"train.py"}, `"train.py" is not a process ID`},
+		{"not a PID, with an escape sequence and a newline", []string{"1\x1b[2J\n2"}, `(to start a command, put it after --: gpuwizard watch -- 1\x1b[2J\n2)`},
 		{"two PIDs", []string{"4242", "5101"}, `unexpected argument "5101"`},
 		{"bad interval", []string{"--interval", "1ms", "4242"}, "at least 100ms"},
 		{"no such process", []string{"7777"}, "no process 7777"},
@@ -98,10 +99,19 @@ func TestWatchUsage(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runWatch(t, context.Background(), env, tt.args...)
-			if code != ExitUsage || !strings.Contains(stderr, tt.msg) {
+			if code != ExitUsage || !strings.Contains(stderr, tt.msg) || strings.ContainsAny(strings.TrimSuffix(stderr, "\n"), "\x1b\n") {
 				t.Fatalf("exit %d, stderr %q (want 2 and %q)", code, stderr, tt.msg)
 			}
 		})
+	}
+}
+
+// A command that cannot be started is named escaped: its name cannot
+// clear the terminal or break the line.
+func TestWatchCommandNameEscaped(t *testing.T) {
+	code, _, stderr := runWatch(t, context.Background(), Env{}, "--", "gpuwizard-no-such\x1b[2J\ncommand")
+	if code != 127 || !strings.Contains(stderr, `cannot start gpuwizard-no-such\x1b[2J\ncommand: `) || strings.ContainsAny(strings.TrimSuffix(stderr, "\n"), "\x1b\n") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
 
