@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -152,6 +153,9 @@ func (f *Facts) Summary() string {
 	for _, g := range f.NVML.GPUs {
 		row(fmt.Sprintf("GPU %d", g.Index), fmt.Sprintf("%s, CC %s, %d/%d MiB used", g.Name, g.CC, g.MemoryUsedMiB, g.MemoryTotalMiB))
 	}
+	for _, r := range f.Windows.summaryRows(f.NVML.GPUs) {
+		row(r[0], r[1])
+	}
 	var kits []string
 	for _, t := range f.CUDA.Toolkits {
 		kits = append(kits, OrUnknown(t.Version)+" at "+t.Path)
@@ -176,7 +180,7 @@ func (f *Facts) Summary() string {
 	}
 	for _, e := range f.Env {
 		if e.Set && (strings.HasPrefix(e.Name, "CUDA_") || e.Name == "NVIDIA_VISIBLE_DEVICES") {
-			row(e.Name, fmt.Sprintf("%q", e.Value))
+			row(e.Name, quoteValue(e.Value))
 		}
 	}
 	var bare []string
@@ -218,4 +222,14 @@ func (f *Facts) Summary() string {
 		row("skipped", s.Reason)
 	}
 	return b.String()
+}
+
+// quoteValue shows an environment value in double quotes, escaped (Go's
+// way) only when it holds a quote or what a terminal would not show: a
+// Windows path keeps its single backslashes.
+func quoteValue(v string) string {
+	if strings.ContainsRune(v, '"') || strings.IndexFunc(v, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(v)
+	}
+	return `"` + v + `"`
 }

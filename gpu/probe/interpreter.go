@@ -15,8 +15,8 @@ import (
 // when path is not a file.
 func Interpreter(opts Options, path string) (env gpu.PythonEnv, ok bool) {
 	opts.fill()
-	p := &prober{o: opts}
-	env, ok = p.describePython(path)
+	p := newProber(opts)
+	env, ok = p.sys.describePython(p, path)
 	if !ok {
 		return gpu.PythonEnv{}, false
 	}
