@@ -39,6 +39,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 	}
 	b.WriteString(c(verdictColor, r.Verdict) + "\n\n")
 	const indent = "            "
+	prompt, _ := r.shell()
 	for _, f := range r.Findings {
 		label := fmt.Sprintf("%s %-8s", sevMark[f.Severity], strings.ToUpper(string(f.Severity)))
 		b.WriteString(c(sevColor[f.Severity], label) + "   " + c(ansiBold, f.Title) + "\n")
@@ -54,7 +55,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 				b.WriteString(indent + prefix + Sanitize(s.Text) + "\n")
 			}
 			if s.Command != "" {
-				b.WriteString(indent + "  " + c(ansiBold, "$ "+s.Command) + "\n")
+				b.WriteString(indent + "  " + c(ansiBold, prompt+s.Command) + "\n")
 			}
 		}
 		b.WriteString("\n")
@@ -64,9 +65,20 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 	return err
 }
 
+// shell is the prompt the text shows before a fix's command, and the
+// Markdown language of its code block: PowerShell's on Windows (its fixes
+// are PowerShell commands), a POSIX shell's elsewhere.
+func (r Report) shell() (prompt, lang string) {
+	if r.Facts != nil && r.Facts.Host.OS == "windows" {
+		return "PS> ", "powershell"
+	}
+	return "$ ", "sh"
+}
+
 // WriteMarkdown writes the report for an issue or a forum post.
 func (r Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	_, lang := r.shell()
 	b.WriteString("## gpuwizard doctor\n\n**" + r.Verdict + "**\n\n")
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "### %s %s: %s\n\n", sevMark[f.Severity], f.Severity, f.Title)
@@ -83,7 +95,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 					fmt.Fprintf(&b, "%d.\n", i+1)
 				}
 				if s.Command != "" {
-					b.WriteString("   ```sh\n   " + s.Command + "\n   ```\n")
+					b.WriteString("   ```" + lang + "\n   " + s.Command + "\n   ```\n")
 				}
 			}
 			b.WriteString("\n")

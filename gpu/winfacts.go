@@ -38,6 +38,16 @@ type WindowsFacts struct {
 	// System32, and the folders of every Python with torch (its own
 	// folder and torch\lib), which Windows searches for torch's DLLs.
 	Runtime []RuntimeDLL `json:"vc_runtime,omitempty"`
+	// RuntimeGaps are the Pythons with torch that miss a runtime DLL in
+	// every folder Windows searches for torch's DLLs' imports.
+	RuntimeGaps []RuntimeGap `json:"vc_runtime_gaps,omitempty"`
+}
+
+// RuntimeGap is a Python whose torch cannot load for want of these DLLs.
+type RuntimeGap struct {
+	Interpreter string   `json:"interpreter"`
+	Missing     []string `json:"missing"`
+	Searched    []string `json:"searched"` // the folders looked in
 }
 
 // DisplayAdapter is one display adapter as Windows lists it.
@@ -83,6 +93,21 @@ type RuntimeDLL struct {
 	Name  string   `json:"name"`
 	Found []string `json:"found,omitempty"`
 }
+
+// Library origins on Windows (Library.Origin): where a DLL was found,
+// and whether LoadLibrary's search (PATH, System32) reaches it.
+const (
+	OriginPATH       = "PATH"
+	OriginSystem32   = "System32"
+	OriginToolkitOff = "toolkit bin, not on PATH"
+	OriginCuDNNOff   = "cuDNN installer folder, not on PATH"
+	OriginCondaEnv   = "conda environment (on PATH when it is activated)"
+	OriginHeader     = "header"
+)
+
+// Reachable says whether LoadLibrary finds a DLL of that origin by its
+// name from any program: it lies on PATH or in System32.
+func Reachable(origin string) bool { return origin == OriginPATH || origin == OriginSystem32 }
 
 // VCRuntimeDLLs are the Visual C++ 2015-2022 runtime DLLs torch's DLLs
 // (c10.dll, torch_python.dll) import; without them Windows refuses to
@@ -132,6 +157,16 @@ func DLLLibrary(file string) (name, version string) {
 		return "libcudnn", m[2]
 	}
 	return "lib" + m[1], dllCUDAVersion(m[2])
+}
+
+// DLLNumberVersion reads a version TensorFlow's Windows builds give as
+// their DLLs' numbers ("64_112" → "11.2", "64_8" → "8"); any other
+// version comes back unchanged.
+func DLLNumberVersion(s string) string {
+	if n, ok := strings.CutPrefix(s, "64_"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return dllCUDAVersion(n)
+	}
+	return s
 }
 
 // dllCUDAVersion reads the CUDA version in a DLL's number: "12" (CUDA 12

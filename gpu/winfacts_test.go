@@ -66,3 +66,11 @@ func TestCommandWord(t *testing.T) {
 		t.Error("IsWindowsPath")
 	}
 }
+
+func TestDLLNumberVersion(t *testing.T) {
+	for in, want := range map[string]string{"64_112": "11.2", "64_8": "8", "64_110": "11.0", "12.2": "12.2", "64_": "64_", "64_x": "64_x", "": ""} {
+		if got := DLLNumberVersion(in); got != want {
+			t.Errorf("DLLNumberVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

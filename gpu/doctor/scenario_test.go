@@ -41,6 +41,8 @@ type scenario struct {
 	top     string // the ID of the most important finding
 	cause   gpu.Cause
 	has     []string // other finding IDs that must be present
+	// winMachine builds a Windows machine (winscenario_test.go) instead.
+	winMachine func(*testing.T) *fakemachine.Machine
 }
 
 func scenarios() []scenario {

@@ -415,7 +415,8 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 			info[m[1]] = m[2] + m[3] + m[4]
 		}
 		pk.BuildNote = "tensorflow/python/platform/build_info.py"
-		pk.CUDA, pk.CuDNN = info["cuda_version"], info["cudnn_version"]
+		// Windows builds name them as their DLLs do: "64_112" is CUDA 11.2.
+		pk.CUDA, pk.CuDNN = gpu.DLLNumberVersion(info["cuda_version"]), gpu.DLLNumberVersion(info["cudnn_version"])
 		pk.CPUOnly = info["is_cuda_build"] == "False" || (info["is_cuda_build"] == "" && pk.CUDA == "")
 	case "tensorflow-cpu":
 		pk.CPUOnly, pk.BuildNote = true, "tensorflow-cpu package"

@@ -9,16 +9,6 @@ import (
 	"strings"
 )
 
-// Library origins on Windows: where a DLL was found, and whether a
-// program's DLL search reaches it.
-const (
-	OriginPATH        = "PATH"
-	OriginSystem32    = "System32"
-	OriginToolkitOff  = "toolkit bin, not on PATH"
-	OriginCuDNNOff    = "cuDNN installer folder, not on PATH"
-	OriginCuDNNHeader = "header"
-)
-
 // cudaToolkitsDir is where NVIDIA's installer puts every toolkit
 // (v11.8, v12.4...), under Program Files.
 func (p *prober) cudaToolkitsDir() string {
@@ -105,15 +95,15 @@ func (p *prober) probeWinLibraries(ctx context.Context) (func(*gpu.Facts), error
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("cuda libraries: %w", ErrTimeout)
 		}
-		scan(d, OriginPATH)
+		scan(d, gpu.OriginPATH)
 	}
-	scan(p.system32(), OriginSystem32)
+	scan(p.system32(), gpu.OriginSystem32)
 	for _, d := range p.glob(p.sys.join(p.cudaToolkitsDir(), "v*", "bin")) {
-		scan(d, OriginToolkitOff)
+		scan(d, gpu.OriginToolkitOff)
 	}
 	cudnnRoot := p.sys.join(p.programFiles(), "NVIDIA", "CUDNN")
 	for _, d := range append(p.glob(p.sys.join(cudnnRoot, "v*", "bin")), p.glob(p.sys.join(cudnnRoot, "v*", "bin", "*"))...) {
-		scan(d, OriginCuDNNOff)
+		scan(d, gpu.OriginCuDNNOff)
 	}
 	var headers []string
 	for _, g := range []string{p.sys.join(p.cudaToolkitsDir(), "v*", "include", "cudnn_version.h"),
@@ -126,34 +116,84 @@ func (p *prober) probeWinLibraries(ctx context.Context) (func(*gpu.Facts), error
 }
 
 // probeVCRuntime finds the Visual C++ runtime DLLs in System32 and, for
-// every Python with torch, in the folders Windows searches for torch's
-// DLLs' imports: torch\lib and the interpreter's own folder.
-func (p *prober) probeVCRuntime(envs []gpu.PythonEnv) []gpu.RuntimeDLL {
-	dirs := []string{p.system32()}
+// every Python with torch, in the folders Windows searches for the
+// imports of torch's DLLs: torch\lib, the interpreter's folder and, for
+// a venv, its base Python's (pyvenv.cfg's home). A torch that misses one
+// everywhere is a gap.
+func (p *prober) probeVCRuntime(envs []gpu.PythonEnv) ([]gpu.RuntimeDLL, []gpu.RuntimeGap) {
+	has := func(dir, name string) bool {
+		st, err := os.Stat(p.file(p.sys.join(dir, name)))
+		return err == nil && st.Mode().IsRegular()
+	}
+	all := []string{p.system32()}
+	var gaps []gpu.RuntimeGap
 	for _, e := range envs {
-		if pk, ok := e.Package("torch"); ok {
-			dirs = append(dirs, p.sys.join(pk.Location, "torch", "lib"), p.sys.dir(e.Interpreter))
-			if e.Kind == "venv" {
-				// A venv's python.exe is a launcher; the DLLs lie with the
-				// interpreter pyvenv.cfg's home names.
-				if cfg, err := p.readFile(p.sys.join(e.Prefix, "pyvenv.cfg"), capSmall); err == nil {
-					if home := parseVenvCfg(cfg, nil)["home"]; p.sys.isAbs(home) {
-						dirs = append(dirs, home)
-					}
-				}
+		pk, ok := e.Package("torch")
+		if !ok {
+			continue
+		}
+		dirs := p.existingDirs(append([]string{p.system32(), p.sys.join(pk.Location, "torch", "lib"), p.sys.dir(e.Interpreter)}, p.venvHome(e)...))
+		all = append(all, dirs...)
+		gap := gpu.RuntimeGap{Interpreter: e.Interpreter, Searched: dirs}
+		for _, name := range gpu.VCRuntimeDLLs {
+			found := false
+			for _, d := range dirs {
+				found = found || has(d, name)
+			}
+			if !found {
+				gap.Missing = append(gap.Missing, name)
 			}
 		}
+		if len(gap.Missing) > 0 {
+			gaps = append(gaps, gap)
+		}
 	}
-	dirs = p.existingDirs(dirs)
-	out := make([]gpu.RuntimeDLL, 0, len(gpu.VCRuntimeDLLs))
+	all = p.existingDirs(all)
+	dlls := make([]gpu.RuntimeDLL, 0, len(gpu.VCRuntimeDLLs))
 	for _, name := range gpu.VCRuntimeDLLs {
 		r := gpu.RuntimeDLL{Name: name}
-		for _, d := range dirs {
-			if st, err := os.Stat(p.file(p.sys.join(d, name))); err == nil && st.Mode().IsRegular() {
+		for _, d := range all {
+			if has(d, name) {
 				r.Found = append(r.Found, d)
 			}
 		}
-		out = append(out, r)
+		dlls = append(dlls, r)
 	}
-	return out
+	return dlls, gaps
+}
+
+// venvHome is the folder of a venv's base Python (pyvenv.cfg's home):
+// a venv's python.exe is a launcher, the DLLs lie with that Python.
+func (p *prober) venvHome(e gpu.PythonEnv) []string {
+	if e.Kind != "venv" {
+		return nil
+	}
+	cfg, err := p.readFile(p.sys.join(e.Prefix, "pyvenv.cfg"), capSmall)
+	if home := parseVenvCfg(cfg, err)["home"]; p.sys.isAbs(home) {
+		return []string{home}
+	}
+	return nil
+}
+
+// condaLibraries lists the CUDA DLLs conda environments hold in their
+// Library\bin (cudatoolkit, cudnn), which PATH reaches only while the
+// environment is activated.
+func (p *prober) condaLibraries(envs []gpu.PythonEnv) []gpu.Library {
+	var libs []gpu.Library
+	for _, e := range envs {
+		if e.Kind != "conda" {
+			continue
+		}
+		dir := p.sys.join(e.Prefix, "Library", "bin")
+		ents, err := os.ReadDir(p.file(dir))
+		if err != nil {
+			continue
+		}
+		for _, ent := range ents {
+			if name, v := gpu.DLLLibrary(ent.Name()); name != "" && !ent.IsDir() {
+				libs = append(libs, gpu.Library{Name: name, Soname: ent.Name(), Path: p.sys.join(dir, ent.Name()), Version: v, Origin: gpu.OriginCondaEnv})
+			}
+		}
+	}
+	return libs
 }

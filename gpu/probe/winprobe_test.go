@@ -74,11 +74,11 @@ func TestWindowsLibraries(t *testing.T) {
 		got[l.Soname] = l
 	}
 	want := map[string]struct{ name, version, origin, path string }{
-		"cudnn64_9.dll":     {"libcudnn", "9", probe.OriginCuDNNOff, `C:\Program Files\NVIDIA\CUDNN\v9.5\bin\12.6\cudnn64_9.dll`},
-		"cudnn_version.h":   {"libcudnn", "9.5.1", probe.OriginCuDNNHeader, `C:\Program Files\NVIDIA\CUDNN\v9.5\include\12.6\cudnn_version.h`},
-		"cudart64_12.dll":   {"libcudart", "12", probe.OriginPATH, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin\cudart64_12.dll`},
-		"nvrtc64_120_0.dll": {"libnvrtc", "12.0", probe.OriginPATH, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin\nvrtc64_120_0.dll`},
-		"nvcuda.dll":        {"libcuda", "", probe.OriginPATH, `C:\WINDOWS\system32\nvcuda.dll`},
+		"cudnn64_9.dll":     {"libcudnn", "9", gpu.OriginCuDNNOff, `C:\Program Files\NVIDIA\CUDNN\v9.5\bin\12.6\cudnn64_9.dll`},
+		"cudnn_version.h":   {"libcudnn", "9.5.1", gpu.OriginHeader, `C:\Program Files\NVIDIA\CUDNN\v9.5\include\12.6\cudnn_version.h`},
+		"cudart64_12.dll":   {"libcudart", "12", gpu.OriginPATH, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin\cudart64_12.dll`},
+		"nvrtc64_120_0.dll": {"libnvrtc", "12.0", gpu.OriginPATH, `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin\nvrtc64_120_0.dll`},
+		"nvcuda.dll":        {"libcuda", "", gpu.OriginPATH, `C:\WINDOWS\system32\nvcuda.dll`},
 	}
 	for so, w := range want {
 		l := got[so]
@@ -157,6 +157,9 @@ func TestWindowsStoreAliasAndConda(t *testing.T) {
 	}
 	if pk, ok := yolo.Package("torch"); yolo.Kind != "conda" || yolo.Version != "3.11" || !ok || !pk.CPUOnly {
 		t.Errorf("conda env %+v", yolo)
+	}
+	if g := w.RuntimeGaps; len(g) != 1 || g[0].Interpreter != env+`\python.exe` || len(g[0].Missing) != 1 || g[0].Missing[0] != "msvcp140.dll" {
+		t.Errorf("runtime gaps %+v", g)
 	}
 	for _, r := range w.Runtime {
 		switch {

@@ -11,17 +11,21 @@ import (
 )
 
 // probeWinPythons finds the Pythons (winPythonCandidates), then what
-// Windows adds to them: the py launcher, the Store's python alias, and
-// the Visual C++ runtime torch needs.
+// Windows adds to them: the py launcher, the Store's python alias, the
+// Visual C++ runtime torch needs, and the CUDA DLLs of conda
+// environments (added to the libraries, whose source applies first).
 func (p *prober) probeWinPythons(ctx context.Context) (func(*gpu.Facts), error) {
 	envs, err := p.findPythons(ctx)
 	launcher := p.pyLauncher()
 	alias, store := p.pythonAlias()
-	runtime := p.probeVCRuntime(envs)
+	runtime, gaps := p.probeVCRuntime(envs)
+	conda := p.condaLibraries(envs)
 	return func(f *gpu.Facts) {
 		f.Pythons = envs
+		f.CUDA.Libraries = append(f.CUDA.Libraries, conda...)
 		w := winFacts(f)
-		w.PyLauncher, w.PythonAlias, w.StorePython, w.Runtime = launcher, alias, store, runtime
+		w.PyLauncher, w.PythonAlias, w.StorePython = launcher, alias, store
+		w.Runtime, w.RuntimeGaps = runtime, gaps
 	}, err
 }
 

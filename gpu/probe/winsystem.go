@@ -34,7 +34,7 @@ func (windowsSystem) envNames(env map[string]string) []string {
 		}
 	}
 	sort.Strings(out)
-	return append(out, "PATHEXT")
+	return append(out, "PATHEXT", "USERPROFILE")
 }
 
 func (windowsSystem) sources(p *prober) []source {
