@@ -149,8 +149,8 @@ func (f *Facts) Summary() string {
 	}
 	if len(pci) > 0 {
 		row("PCI", strings.Join(pci, "; "))
-	} else if _, ok := f.Source("pci"); ok {
-		row("PCI", "no NVIDIA GPU")
+	} else if st, ok := f.Source("pci"); ok && st.OK {
+		row("PCI", "no NVIDIA GPU") // when it could not be read, "unanswered" says why
 	}
 	nv := f.NVML.Status
 	if f.NVML.DriverVersion != "" {

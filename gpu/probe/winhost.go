@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"gpuwizard/gpu"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ func (p *prober) probeWinHost(ctx context.Context) (func(*gpu.Facts), error) {
 	case err == nil && ok:
 		on := v != "0x0" && v != "0"
 		long = &on
-	case err != nil && strings.Contains(strings.ToLower(err.Error()), "unable to find"):
+	case err != nil && regAbsent(err):
 		off := false // the value is absent: long paths are off
 		long = &off
 	case err != nil:
@@ -131,6 +132,14 @@ func (p *prober) probeWinHost(ctx context.Context) (func(*gpu.Facts), error) {
 		w.Version, w.Build, w.LongPathsEnabled = version, build, long
 	}
 	return apply, errors.Join(errs...)
+}
+
+// regAbsent says whether reg query failed because the value is absent:
+// Windows' reg.exe says so ("unable to find the specified registry key or
+// value") and exits with 1, which Wine's does without a word.
+func regAbsent(err error) bool {
+	var exit *exec.ExitError
+	return strings.Contains(strings.ToLower(err.Error()), "unable to find") || errors.As(err, &exit) && exit.ExitCode() == 1
 }
 
 var regValueRE = regexp.MustCompile(`^\s+(\S(?:.*?\S)?)\s+(REG_[A-Z_]+)\s*(.*?)\s*$`)

@@ -235,3 +235,18 @@ func TestParsePyListActiveVenv(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// LongPathsEnabled absent from the registry (reg.exe fails with "unable
+// to find") is long paths off, not unknown.
+func TestWindowsLongPathsAbsent(t *testing.T) {
+	m := workstation(t)
+	m.Run[`C:\Windows\System32\reg.exe query HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled`] =
+		"error: ERROR: The system was unable to find the specified registry key or value."
+	f := m.Probe(t)
+	if lp := f.Windows.LongPathsEnabled; lp == nil || *lp {
+		t.Errorf("long paths %v, want off", lp)
+	}
+	if st, _ := f.Source("host"); !st.OK {
+		t.Errorf("host source: %+v", st)
+	}
+}

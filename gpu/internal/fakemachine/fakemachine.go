@@ -20,7 +20,8 @@ import (
 )
 
 // Runner answers commands from recorded outputs; "hang" blocks until
-// the context ends, like a stuck nvcc.
+// the context ends, like a stuck nvcc; "error: MESSAGE" fails as a
+// command that prints MESSAGE on its standard error.
 type Runner map[string]string
 
 func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
@@ -43,6 +44,10 @@ func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, e
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, os.ErrNotExist)
+	}
+	if msg, failed := strings.CutPrefix(out, "error: "); failed {
+		// A command that fails, saying msg on its standard error.
+		return nil, fmt.Errorf("%s: exit status 1: %s", key, strings.TrimSpace(msg))
 	}
 	if out == "hang" {
 		<-ctx.Done()
