@@ -250,3 +250,23 @@ func TestWindowsLongPathsAbsent(t *testing.T) {
 		t.Errorf("host source: %+v", st)
 	}
 }
+
+// Interpreter without a GOOS reads a path with the rules of the system its
+// form names: the watcher describes a Linux process's python the same on
+// any host, and a Windows one with Windows' rules.
+func TestInterpreterRulesFromPath(t *testing.T) {
+	m := workstation(t)
+	root := m.Build(t)
+	opts := m.Options(root, 0)
+	opts.GOOS = ""
+	env, ok := probe.Interpreter(opts, fakemachine.WindowsVenv+`\Scripts\python.exe`)
+	if pk, has := env.Package("torch"); !ok || env.Kind != "venv" || !has || pk.CUDA != "12.4" {
+		t.Errorf("Windows venv: ok %v, %+v", ok, env)
+	}
+	lin := fakemachine.BaseMachine(fakemachine.MockNVML("580.95.05", 13000, fakemachine.H100())).WithTorch(fakemachine.VenvSite, "2.11.0+cu130", "13.0")
+	lroot := lin.Build(t)
+	env, ok = probe.Interpreter(probe.Options{Root: lroot, Environ: map[string]string{}, Home: "/home/ada"}, "/home/ada/project/.venv/bin/python")
+	if pk, has := env.Package("torch"); !ok || env.Kind != "venv" || env.Prefix != "/home/ada/project/.venv" || !has || pk.CUDA != "13.0" {
+		t.Errorf("Linux venv: ok %v, %+v", ok, env)
+	}
+}
