@@ -11,20 +11,37 @@ BIN     := bin/gpuwizard
 GUI     := bin/gpuwizard-gui
 APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
             libxinerama-dev libxi-dev libxxf86vm-dev \
-            python3-torch
+            python3-torch python3-opencv
+# Only for the tests (make test-deps): Slurm and munge, whose daemons
+# should not be installed on a machine that only builds or runs gpuwizard.
+TEST_PKGS := slurmctld slurmd slurm-client munge
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-windows build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels install uninstall dist gui-smoke clean
+.PHONY: deps deps-windows test-deps build build-windows test-windows gui-smoke-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
 
 # A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
-# install otherwise), then the C headers Fyne's OpenGL driver builds against
-# and Debian's CPU-only PyTorch (python3-torch: the end-to-end tests of
-# gpuwizard watch train with it through /usr/bin/python3), when missing.
+# install otherwise), then the C headers Fyne's OpenGL driver builds against,
+# Debian's CPU-only PyTorch (python3-torch: the end-to-end tests of
+# gpuwizard watch train with it through /usr/bin/python3) and OpenCV
+# (python3-opencv: the test of ONNX export runs exported models with its DNN
+# module), when missing.
 deps:
 	@GO=$(GO) tools/check-go.sh go.mod
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Debian's Slurm and munge, for the end-to-end test of gpuwizard fleet slurm
+# (a one-node cluster on loopback in a temporary folder, its daemons started
+# and stopped by PID; without root the test says it was not run). In a
+# container without an init system, installing them starts no daemon.
+test-deps:
+	@missing=""; for p in $(TEST_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing (for the Slurm test):$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
@@ -53,7 +70,7 @@ build: deps
 run: build
 	./$(GUI)
 
-test: deps
+test: deps test-deps
 	@$(COLD_CLI)
 	@$(COLD_GUI)
 	$(GO) vet -tags $(TAGS) ./...
@@ -78,17 +95,26 @@ deps-windows:
 # the shim's C code (NVML needs no cgo). The window's first build compiles
 # Fyne's OpenGL and GLFW with mingw: about 10 minutes on 2 cores.
 build-windows: deps-windows
+	tools/winres.sh
 	$(WIN_ENV) $(GO) build -buildvcs=auto -tags $(TAGS) -o $(BIN).exe .
 	@$(WIN_ENV) $(GO) list -tags $(TAGS) -f '{{.Stale}}' github.com/go-gl/gl/v2.1/gl 2>/dev/null | grep -qx true && \
 	  echo "Compiling the window's OpenGL bindings with mingw (first build only; about 10 minutes)..." || true
 	$(WIN_ENV) CGO_LDFLAGS=-lssp $(GO) build -buildvcs=auto -tags $(TAGS) -ldflags=-H=windowsgui -o $(GUI).exe ./cmd/gpuwizard-gui
+
+# The Windows window under Wine on Xvfb, screenshot of the Check step in
+# dist/screenshots/windows-1-check.png, and doctor's wall time under Wine
+# (tools/wine/gui-windows.sh).
+gui-smoke-windows: build-windows
+	@command -v xvfb-run >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xauth xdotool imagemagick libgl1-mesa-dri; }
+	tools/wine/gui-windows.sh
 
 # Every package's tests cross-compiled for Windows and run under Wine, in
 # a prefix of their own under build/wine (tools/wine/test-windows.sh).
 test-windows: deps-windows
 	tools/wine/test-windows.sh
 
-race: deps
+race: deps test-deps
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
 # Fuzz every parser (doctor, paste, dataset readers and image decoding,
@@ -143,6 +169,18 @@ kernels:
 	ptxas -arch=sm_61 $(KDIR)/kernels.ptx -o /dev/null
 	sha256sum $(KDIR)/kernels.cu | cut -d' ' -f1 > $(KDIR)/kernels.cu.sha256
 
+# Regenerate the ONNX schema's Go types (trainer/onnx/onnxpb/onnx.pb.go) from
+# trainer/onnx/onnxpb/onnx.proto (ONNX 1.12.0's, as Debian's python3-onnx
+# ships it; Apache-2.0, header kept). Needs protoc (Debian: protobuf-compiler);
+# protoc-gen-go is the version go.mod names as a tool. The output is committed,
+# so builds and CI do not need protoc.
+PBDIR := trainer/onnx/onnxpb
+onnx-proto:
+	@command -v protoc >/dev/null || { echo "protoc not found (Debian: apt-get install protobuf-compiler)"; exit 1; }
+	mkdir -p bin && $(GO) build -o bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=bin/protoc-gen-go -I $(PBDIR) --go_out=$(PBDIR) \
+	  --go_opt=paths=source_relative --go_opt=Monnx.proto=gpuwizard/$(PBDIR) onnx.proto
+
 # The quick check against python -m torch.utils.collect_env (bench/doctor.sh).
 bench-doctor: build
 	bench/doctor.sh
@@ -169,9 +207,12 @@ uninstall:
 
 # The release tarball (tools/dist.sh): both binaries, the .desktop entry,
 # the icon, an install script, README and licences; it checks that the CLI
-# links no GL/X11 library and needs glibc 2.28 or older.
-dist: deps
+# links no GL/X11 library and needs glibc 2.28 or older. Then the Windows
+# zip (tools/dist-windows.sh): gpuwizard.exe and gpuwizard-gui.exe,
+# cross-compiled with mingw, with their icon and version information.
+dist: deps deps-windows
 	tools/dist.sh
+	tools/dist-windows.sh
 
 # Start the real window under Xvfb, click through to training on the
 # built-in dataset, and save a screenshot of each step in dist/screenshots.

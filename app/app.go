@@ -75,7 +75,7 @@ func LiveDeps() Deps {
 		Deep:     cli.DeepChecker,
 		Paste:    cli.PasteChecker,
 		LoadData: data.Load,
-		Train:    trainer.RunWithOptions,
+		Train:    trainer.Run,
 		Probe:    cli.LiveProbe,
 		Sample:   cli.LiveSampler(probe.NewSampler(nil)),
 		WatchUID: os.Getuid(),
@@ -99,12 +99,22 @@ func LiveDeps() Deps {
 			}, w)
 		},
 		SaveFile: saveFileDialog,
-		ExportTo: func(w fyne.Window, name string, done func(string)) {
-			saveFileDialog(w, name, func(p string) {
-				// The dialog created an empty file of that name: the
-				// export is a folder, made by renaming at the end.
-				removeEmptyFile(p) // "" (cancelled) is no file: nothing to remove
-				done(p)
+		ExportTo: func(w fyne.Window, name string, done func(string, string)) {
+			chooseExportFormat(w, func(format string) {
+				if format == "" {
+					done("", "")
+					return
+				}
+				file := name + "-model"
+				if format == trainer.ExportONNXFormat {
+					file = name + ".onnx"
+				}
+				saveFileDialog(w, file, func(p string) {
+					// The dialog created an empty file of that name: the
+					// export is written beside it and renamed at the end.
+					removeEmptyFile(p) // "" (cancelled) is no file: nothing to remove
+					done(p, format)
+				})
 			})
 		},
 		Confirm: func(w fyne.Window, title, message, action string, done func(bool)) {
@@ -180,6 +190,41 @@ func saveFileDialog(w fyne.Window, name string, done func(string)) {
 	}, w)
 	d.SetFileName(name)
 	d.Show()
+}
+
+// exportFormats are the export dialog's choices, in its order, with the
+// format each means.
+var exportFormats = []struct{ label, format string }{
+	{"ONNX file: the model for OpenCV, ONNX Runtime, PyTorch and other tools", trainer.ExportONNXFormat},
+	{"Folder copy: the whole run, for gpuwizard on another machine (predict, resume)", trainer.ExportFolder},
+}
+
+// chooseExportFormat asks how to export a run (ONNX first, chosen); done
+// gets the format, or "" when cancelled. It returns the dialog, shown,
+// and its choice.
+func chooseExportFormat(w fyne.Window, done func(string)) (*dialog.ConfirmDialog, *widget.RadioGroup) {
+	labels := make([]string, len(exportFormats))
+	for i, f := range exportFormats {
+		labels[i] = f.label
+	}
+	choice := widget.NewRadioGroup(labels, nil)
+	choice.SetSelected(labels[0])
+	choice.Required = true
+	d := dialog.NewCustomConfirm("Export the model", "Choose where…", "Cancel", choice, func(ok bool) {
+		if !ok {
+			done("")
+			return
+		}
+		for _, f := range exportFormats {
+			if f.label == choice.Selected {
+				done(f.format)
+				return
+			}
+		}
+		done("")
+	}, w)
+	d.Show()
+	return d, choice
 }
 
 // openWithDesktop opens path with xdg-open (open on macOS, explorer on

@@ -12,6 +12,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"gpuwizard/trainer"
 )
 
 // Issue 19, 8: saving the settings says where they went.
@@ -64,5 +66,27 @@ func TestDeleteDialogDefaultsToCancel(t *testing.T) {
 	test.Tap(d.action)
 	if !slices.Equal(answers, []bool{false, true}) {
 		t.Errorf("answers %v, want false then true", answers)
+	}
+}
+
+// Issue 22: the Export dialog offers the model as an ONNX file (chosen
+// first) or the run folder copied as before.
+func TestExportDialogOffersONNXAndFolder(t *testing.T) {
+	test.NewTempApp(t)
+	w := test.NewTempWindow(t, widget.NewLabel(""))
+	w.Resize(fyne.NewSize(800, 600))
+	var got []string
+	d, choice := chooseExportFormat(w, func(f string) { got = append(got, f) })
+	if len(choice.Options) != 2 || !strings.HasPrefix(choice.Selected, "ONNX file") {
+		t.Fatalf("choices %q, selected %q", choice.Options, choice.Selected)
+	}
+	d.Confirm()
+	d, choice = chooseExportFormat(w, func(f string) { got = append(got, f) })
+	choice.SetSelected(choice.Options[1])
+	d.Confirm()
+	d, _ = chooseExportFormat(w, func(f string) { got = append(got, f) })
+	d.Dismiss()
+	if !slices.Equal(got, []string{trainer.ExportONNXFormat, trainer.ExportFolder, ""}) {
+		t.Fatalf("answers %q", got)
 	}
 }

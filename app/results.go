@@ -497,25 +497,32 @@ func (v *resultsView) remove() {
 	})
 }
 
-// exportRun asks where to export run dir and exports it in the
+// exportRun asks how and where to export run dir and exports it in the
 // background; say shows the outcome.
 func (wz *wizard) exportRun(dir string, say func(string)) {
 	if wz.deps.ExportTo == nil {
 		return
 	}
-	wz.deps.ExportTo(wz.win, filepath.Base(dir)+"-model", func(dest string) {
+	wz.deps.ExportTo(wz.win, filepath.Base(dir), func(dest, format string) {
 		if dest == "" {
 			return
 		}
 		say("Exporting to " + dest + "…")
 		wz.background(func() {
-			err := trainer.ExportRun(wz.ctx, dir, dest)
+			var err error
+			done := "Exported to " + dest + " (use it with: gpuwizard predict --model " + filepath.Join(dest, "best.ckpt") + " IMAGE)"
+			if format == trainer.ExportONNXFormat {
+				err = trainer.ExportONNX(dir, dest)
+				done = "Exported the model to " + dest + ": an ONNX file (input: the image resized, pixels scaled to 0–1; output: the probability of each class; the class names are in its metadata)"
+			} else {
+				err = trainer.ExportRun(wz.ctx, dir, dest)
+			}
 			wz.ui(func() {
 				if err != nil {
 					say("Export failed (nothing was left behind): " + err.Error())
 					return
 				}
-				say("Exported to " + dest + " (use it with: gpuwizard predict --model " + filepath.Join(dest, "best.ckpt") + " IMAGE)")
+				say(done)
 			})
 		})
 	})

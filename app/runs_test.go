@@ -21,7 +21,11 @@ import (
 func stopAfterFirstEpoch(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mid := make(chan trainer.Event, 64)
+	// Unbuffered: the trainer's epoch event is handed over (epoch events are
+	// never dropped) and the stop follows it at once. With a buffer, a
+	// loaded machine let the trainer run on through epoch 2 before the
+	// relay read epoch 1's event, and the run stopped at epoch 2.
+	mid := make(chan trainer.Event)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -32,7 +36,7 @@ func stopAfterFirstEpoch(ctx context.Context, cfg trainer.Config, events chan<- 
 			events <- ev
 		}
 	}()
-	res, err := trainer.RunWithOptions(ctx, cfg, mid, opts)
+	res, err := trainer.Run(ctx, cfg, mid, opts)
 	close(mid)
 	<-done
 	return res, err
@@ -51,14 +55,20 @@ func TestStoppedRunReopens(t *testing.T) {
 	if err := os.Mkdir(exports, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	confirm := true
+	confirm, exportONNX := true, false
 	var asked string
 	train := stopAfterFirstEpoch
 	wz, loop := newTestWizard(t, Deps{
 		Train: func(ctx context.Context, cfg trainer.Config, ev chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error) {
 			return train(ctx, cfg, ev, opts)
 		},
-		ExportTo: func(_ fyne.Window, name string, done func(string)) { done(filepath.Join(exports, name)) },
+		ExportTo: func(_ fyne.Window, name string, done func(string, string)) {
+			if exportONNX {
+				done(filepath.Join(exports, name+".onnx"), trainer.ExportONNXFormat)
+				return
+			}
+			done(filepath.Join(exports, name+"-model"), trainer.ExportFolder)
+		},
 		Confirm: func(_ fyne.Window, title, msg, action string, done func(bool)) {
 			asked = title + " " + action
 			done(confirm)
@@ -122,9 +132,16 @@ func TestStoppedRunReopens(t *testing.T) {
 	if len(ents) != 1 || !strings.Contains(wz.runs.note.Text, "already exists") {
 		t.Errorf("second export: %d entries in the folder, note %q", len(ents), wz.runs.note.Text)
 	}
+	// The other choice of the dialog: the model as an ONNX file.
+	exportONNX = true
+	ui(func() { test.Tap(wz.runs.buttons["export"]) })
+	wz.wg.Wait()
+	if st, err := os.Stat(filepath.Join(exports, filepath.Base(dir)+".onnx")); err != nil || st.Size() == 0 || !strings.Contains(wz.runs.note.Text, "an ONNX file") {
+		t.Errorf("ONNX export: %v, note %q", err, wz.runs.note.Text)
+	}
 
 	// Resume: the charts start with the epoch trained before.
-	train = trainer.RunWithOptions
+	train = trainer.Run
 	ui(func() { test.Tap(wz.runs.buttons["resume"]) })
 	wz.wg.Wait()
 	ui(func() {

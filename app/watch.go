@@ -338,11 +338,13 @@ func useText(rep watch.Report) string {
 	return strings.Join(parts, " · ")
 }
 
-// checkTabs are the Check step's tabs: this machine, and the watch.
-func checkTabs(machine fyne.CanvasObject, w *watchView) *container.AppTabs {
+// checkTabs are the Check step's tabs: this machine, the watch, and a
+// fleet report.
+func checkTabs(machine fyne.CanvasObject, w *watchView, fleet fyne.CanvasObject) *container.AppTabs {
 	tabs := container.NewAppTabs(
 		container.NewTabItemWithIcon("This machine", theme.ComputerIcon(), machine),
-		container.NewTabItemWithIcon("Watch a running training", theme.VisibilityIcon(), w.content))
+		container.NewTabItemWithIcon("Watch a running training", theme.VisibilityIcon(), w.content),
+		container.NewTabItemWithIcon("Fleet", theme.GridIcon(), fleet))
 	tabs.OnSelected = func(t *container.TabItem) {
 		if t.Content == w.content {
 			w.start()

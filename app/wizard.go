@@ -36,9 +36,11 @@ type Deps struct {
 	PickFolder func(w fyne.Window, done func(string))
 	PickFile   func(w fyne.Window, done func(string))
 	SaveFile   func(w fyne.Window, name string, done func(string))
-	// ExportTo asks for the name of a new folder (a save dialog); done
-	// gets a path that does not exist yet, or "" when cancelled.
-	ExportTo func(w fyne.Window, name string, done func(string))
+	// ExportTo asks how to export run name (trainer.ExportONNXFormat: an
+	// ONNX file; trainer.ExportFolder: a copy of the run folder) and where
+	// (a save dialog); done gets a path that does not exist yet and the
+	// format, or "" when cancelled.
+	ExportTo func(w fyne.Window, name string, done func(dest, format string))
 	// Confirm asks before a destructive action (action names it:
 	// "Delete"); done gets true only when the user chose it. In the app a
 	// dialog whose highlighted, focused button is Cancel.
@@ -116,6 +118,7 @@ type wizard struct {
 	check    *checkView
 	checkTab *container.AppTabs
 	watch    *watchView
+	fleet    *fleetView // the Check step's Fleet tab
 	dataView *datasetView
 	settings *settingsView
 	train    *trainView
@@ -147,7 +150,8 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.check.do = wz.ui
 	wz.check.deep = deps.Deep
 	wz.watch = newWatchView(ctx, deps.Watch, deps.WatchUID, deps.WatchEvery, wz.uiAsync)
-	wz.checkTab = checkTabs(wz.check.content, wz.watch)
+	wz.fleet = newFleetView(wz)
+	wz.checkTab = checkTabs(wz.check.content, wz.watch, wz.fleet.content)
 	wz.dataView = newDatasetView(wz)
 	wz.settings = newSettingsView(wz)
 	wz.train = newTrainView(wz)

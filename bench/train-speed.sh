@@ -3,7 +3,8 @@
 # torch_reference.py: float32, Adam 1e-3, softmax cross-entropy, random
 # MNIST-shaped data, 4 batches cycled), interleaved A B A B ... in one run;
 # prints the medians and the ratio gpuwizard / PyTorch per model, for
-# gpuwizard's executor and, on the CPU, gorgonia's tape machine.
+# gpuwizard's executor (gorgonia's tape machine is no longer an engine: it
+# only checks the executor in the tests).
 # On CUDA the executor runs twice (its step replayed as a CUDA graph, and
 # --eager), and PyTorch twice (eager, and --graph: the whole step in one
 # CUDA graph); each of ours is compared with each of theirs.
@@ -25,10 +26,10 @@ REF=${REF:-../shared/bench/torch_reference.py}
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-ENGINES=${ENGINES:-"exec tape"}
+ENGINES=${ENGINES:-"exec"}
 REFS=("")                                   # PyTorch's variants: eager
 if [ "$DEVICE" != cpu ]; then ENGINES="exec exec-eager"; REFS=("" "--graph"); fi
-ours() { # engine: exec, exec-eager or tape
+ours() { # engine: exec or exec-eager
   local e=$1 flags=()
   [ "$e" = exec-eager ] && { e=exec; flags=(--eager); }
   bin/gpuwizard bench --engine "$e" "${flags[@]}" --model "$m" --batch "$BATCH" --steps "$steps" --threads "$THREADS" --device "$DEVICE" | field img_per_s

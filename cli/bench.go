@@ -20,7 +20,7 @@ line for line (bench/train-speed.sh runs both). It reads and writes no file.
 `,
 		examples: `  gpuwizard bench --model lenet --batch 64 --threads 1
   gpuwizard bench --device cuda --batch 256
-  gpuwizard bench --engine tape --steps 10
+  gpuwizard bench --model cnn --steps 10
 `,
 		exit: `0 measured, 1 the run failed (the device cannot be used, CUDA
 failed), 2 usage error (bad flags or settings), 130 stopped.
@@ -39,7 +39,7 @@ func Bench(ctx context.Context, args []string, env Env) int {
 	fs.IntVar(&cfg.Warmup, "warmup", 5, "untimed steps first")
 	fs.IntVar(&cfg.Threads, "threads", 0, "CPU threads (0: all)")
 	fs.StringVar(&cfg.Device, "device", "cpu", "cpu or cuda[:N]")
-	fs.StringVar(&cfg.Engine, "engine", "exec", "exec (gpuwizard's executor) or tape (gorgonia's tape machine, CPU only)")
+	fs.StringVar(&cfg.Engine, "engine", "exec", "exec: gpuwizard's executor, the only engine (gorgonia's tape machine now only checks it in the tests)")
 	fs.BoolVar(&cfg.OwnGEMM, "own-gemm", false, "on CUDA, use gpuwizard's SGEMM kernel even when cuBLAS is there")
 	fs.BoolVar(&cfg.Eager, "eager", env.getenv("GPUWIZARD_EAGER") == "1", "on CUDA, queue every kernel of every step instead of replaying the step captured in a CUDA graph (also GPUWIZARD_EAGER=1)")
 	if code, ok := parseFlags(fs, args, env, benchHelp()); !ok {

@@ -84,10 +84,13 @@ Usage:
   gpuwizard                  open the wizard window (runs gpuwizard-gui)
   gpuwizard doctor           check this machine's GPU, driver, CUDA and frameworks
   gpuwizard doctor --from F  diagnose a report pasted from another machine
+  gpuwizard doctor --health  a fast check of the driver layer for Slurm's HealthCheckProgram
+  gpuwizard fleet slurm      the doctor on every node of a cluster, in one table (also k8s, merge)
   gpuwizard watch PID        where a running training really runs (GPU or CPU) and why
   gpuwizard watch -- CMD     start a training and watch it
   gpuwizard train            train a classifier (the built-in dataset by default)
   gpuwizard predict          classify images with a trained model
+  gpuwizard export RUN       write a trained model as an ONNX file (or copy its run)
   gpuwizard lint PATH        check a dataset (folders, IDX, CIFAR-10, YOLO, COCO)
   gpuwizard bench            training speed on random data, in PyTorch's format
   gpuwizard version          version, commit and build details
@@ -127,10 +130,14 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return Watch(ctx, args[1:], env)
 	case "predict":
 		return Predict(ctx, args[1:], env)
+	case "export":
+		return Export(ctx, args[1:], env)
 	case "bench":
 		return Bench(ctx, args[1:], env)
 	case "lint":
 		return Lint(ctx, args[1:], env)
+	case "fleet":
+		return Fleet(ctx, args[1:], env)
 	case "version", "--version", "-version", "-v":
 		return Version(args[1:], env)
 	case "help", "-h", "--help", "-help":

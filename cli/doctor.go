@@ -33,9 +33,11 @@ With --from it diagnoses a report pasted from another machine instead.
 		examples: `  gpuwizard doctor
   gpuwizard doctor --deep --markdown > report.md
   xclip -o | gpuwizard doctor --from -
+  gpuwizard doctor --health --gpus 8    (a Slurm HealthCheckProgram's check)
 `,
 		exit: `0 ready for GPU training, 1 not ready, 2 usage or input error (bad
-flags, a --from or --facts file that is missing or unreadable).
+flags, a --from or --facts file that is missing or unreadable). With
+--health: 0 healthy, 1 not (the line says why), 2 usage error.
 `,
 	}
 }
@@ -53,6 +55,8 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		fromFile   = fs.String("from", "", "diagnose a report pasted from another machine, read from `FILE` (- for standard input): collect_env, nvidia-smi, nvcc, Ultralytics or TensorFlow output, a traceback")
 		timeout    = fs.Duration("timeout", 3*time.Second, "time limit for each probe source")
 		deepTO     = fs.Duration("deep-timeout", 90*time.Second, "time limit for each interpreter's deep check")
+		health     = fs.Bool("health", false, "a scheduler's health check: the driver layer only (no Python), one line, exit 0 healthy or 1 (see README: Slurm)")
+		wantGPUs   = fs.Int("gpus", 0, "with --health: the NVIDIA GPUs this node must show (0: every GPU on its PCI bus)")
 	)
 	if code, ok := parseFlags(fs, args, env, doctorHelp()); !ok {
 		return code
@@ -73,6 +77,14 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "doctor: --deep checks this machine; it cannot be combined with --facts")
 		return ExitUsage
 	}
+	if *health && (*asJSON || *asMarkdown || *deep || *fromFile != "" || *save != "") {
+		fmt.Fprintln(env.Stderr, "doctor: --health prints one line about this machine's driver; it cannot be combined with --json, --markdown, --deep, --from or --save")
+		return ExitUsage
+	}
+	if *wantGPUs < 0 || *wantGPUs > 0 && !*health {
+		fmt.Fprintln(env.Stderr, "doctor: --gpus N is the GPU count --health expects (N ≥ 0)")
+		return ExitUsage
+	}
 	if *timeout <= 0 || *deepTO <= 0 {
 		fmt.Fprintln(env.Stderr, "doctor: --timeout and --deep-timeout must be positive durations, like 3s")
 		return ExitUsage
@@ -81,6 +93,9 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 	if err != nil {
 		printErr(env.Stderr, "doctor:", err)
 		return ExitUsage
+	}
+	if *health {
+		return doctorHealth(ctx, env, *factsFile, *timeout, *wantGPUs, matrix)
 	}
 	var facts *gpu.Facts
 	if *fromFile != "" {
@@ -134,6 +149,29 @@ func Doctor(ctx context.Context, args []string, env Env) int {
 		return ExitReady
 	}
 	return ExitNotReady
+}
+
+// doctorHealth is `doctor --health`: the driver layer of this machine (or
+// of saved facts), one line on standard output, exit 0 healthy, 1 not.
+func doctorHealth(ctx context.Context, env Env, factsFile string, timeout time.Duration, want int, m *compat.Matrix) int {
+	var facts *gpu.Facts
+	if factsFile != "" {
+		var err error
+		if facts, err = LoadFacts(factsFile); err != nil {
+			printErr(env.Stderr, "doctor:", err)
+			return ExitUsage
+		}
+	} else {
+		opts := env.Options
+		opts.Timeout, opts.Only = timeout, doctor.HealthSources
+		facts = probe.Probe(ctx, opts)
+	}
+	healthy, line := doctor.Health(doctor.Diagnose(facts, m), want)
+	fmt.Fprintln(env.Stdout, line)
+	if healthy {
+		return ExitOK
+	}
+	return ExitFailed
 }
 
 // MaxFacts is the largest facts file --facts reads (a saved report of a

@@ -11,7 +11,7 @@ import (
 // inputErrors are the errors that say the input is wrong (a constant
 // table): settings, a dataset, a model or checkpoint, a file that is
 // missing, malformed, not a regular file or too big.
-var inputErrors = []error{trainer.ErrConfig, trainer.ErrCheckpoint, data.ErrData,
+var inputErrors = []error{trainer.ErrConfig, trainer.ErrCheckpoint, trainer.ErrNotRun, data.ErrData,
 	safefile.ErrNotRegular, safefile.ErrTooLarge}
 
 // exitFor is the exit status of a command that ended with err: 0 without

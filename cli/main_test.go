@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		os.Exit(Execute(os.Args[1:]))
 	}
+	if dir := os.Getenv(fakeKubectlEnv); dir != "" {
+		os.Exit(fakeKubectl(dir, os.Args[1:]))
+	}
 	os.Exit(m.Run())
 }

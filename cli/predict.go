@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+
 	"gpuwizard/internal/printable"
 	"gpuwizard/trainer"
 )
@@ -16,11 +19,18 @@ func predictHelp() help {
 its most likely classes with their probabilities. CHECKPOINT is a run's best
 or last checkpoint (runs/NAME/best, runs/NAME/last) or a .ckpt file. A model
 trained on grey images like MNIST's light digits on black inverts dark-on-light
-images first (--invert).
+images first (--invert; --invert no keeps the pixels as they are, which is
+what a model exported with gpuwizard export takes).
+
+--json prints one JSON object per image, one a line:
+{"image": PATH, "probs": [p0, p1, ...], "top": [{"class": 3, "name": "cat",
+"prob": 0.91}, ...]}, probs in class order (labels.txt's), top the --top most
+likely; an image that cannot be read gives {"image": PATH, "error": "..."}.
 `,
 		examples: `  gpuwizard predict --model runs/train/best digit.png
   gpuwizard predict --model runs/train/last --top 5 photos/*.jpg
   gpuwizard predict --model runs/train/best.ckpt --invert no scan.png
+  gpuwizard predict --model runs/train --json --top 1 photos/*.jpg
 `,
 		exit: `0 every image classified; 2 usage or input error (bad flags; a
 model or an image that is missing, damaged or not an image: the other
@@ -34,7 +44,8 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	modelPath := fs.String("model", "", "a checkpoint: runs/NAME/best, runs/NAME/last, or a .ckpt file")
 	top := fs.Int("top", 3, "how many classes to show per image")
-	invert := fs.String("invert", "auto", "for grey models: invert dark-on-light images to light-on-dark like MNIST (auto, yes, no)")
+	invert := fs.String("invert", "auto", "for grey models: invert dark-on-light images to light-on-dark like MNIST (auto, yes; no keeps the pixels as they are)")
+	asJSON := fs.Bool("json", false, "one JSON object per image, one a line: image, probs (class order), top")
 	if code, ok := parseFlags(fs, args, env, predictHelp()); !ok {
 		return code
 	}
@@ -54,12 +65,19 @@ func Predict(ctx context.Context, args []string, env Env) int {
 	if w := p.Warning(); w != "" {
 		fmt.Fprintln(env.Stderr, "predict: warning:", w)
 	}
+	defer p.Close()
 	code := ExitOK
 	for _, img := range fs.Args() {
 		preds, err := p.PredictFile(img, *invert)
 		if err != nil {
 			printErr(env.Stderr, "predict:", err)
 			code = max(code, exitFor(err))
+		}
+		if *asJSON {
+			writePredictionJSON(env.Stdout, img, preds, err, *top)
+			continue
+		}
+		if err != nil {
 			continue
 		}
 		fmt.Fprintf(env.Stdout, "%s:", printable.String(img))
@@ -72,4 +90,37 @@ func Predict(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stdout)
 	}
 	return code
+}
+
+// predictionJSON is one line of predict --json.
+type predictionJSON struct {
+	Image string    `json:"image"`
+	Probs []float64 `json:"probs,omitempty"` // in class order
+	Top   []topJSON `json:"top,omitempty"`   // the most likely first
+	Error string    `json:"error,omitempty"`
+}
+
+type topJSON struct {
+	Class int     `json:"class"`
+	Name  string  `json:"name"`
+	Prob  float64 `json:"prob"`
+}
+
+// writePredictionJSON writes an image's predictions (sorted, most likely
+// first), or the error that stopped it, as one JSON line.
+func writePredictionJSON(w io.Writer, img string, preds []trainer.Prediction, err error, top int) {
+	line := predictionJSON{Image: img}
+	if err != nil {
+		line.Error = err.Error()
+	} else {
+		line.Probs = make([]float64, len(preds))
+		for i, pr := range preds {
+			line.Probs[pr.Index] = pr.Prob
+			if i < top {
+				line.Top = append(line.Top, topJSON{Class: pr.Index, Name: pr.Class, Prob: pr.Prob})
+			}
+		}
+	}
+	b, _ := json.Marshal(line)
+	fmt.Fprintf(w, "%s\n", b)
 }

@@ -140,7 +140,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 			opts.Device = cfg.Device // a resumed run may move to another device
 		}
 	})
-	res, err := trainer.RunWithOptions(ctx, cfg, events, opts)
+	res, err := trainer.Run(ctx, cfg, events, opts)
 	close(events)
 	<-done
 	if err != nil {

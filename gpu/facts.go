@@ -93,6 +93,7 @@ type SourceStatus struct {
 // HostFacts describe the operating system around the GPU.
 type HostFacts struct {
 	OS         string `json:"os"`                    // GOOS: "linux", "windows", ...
+	Hostname   string `json:"hostname,omitempty"`    // the node's name, for a fleet of reports
 	Distro     string `json:"distro,omitempty"`      // os-release ID, "debian", "ubuntu"
 	DistroName string `json:"distro_name,omitempty"` // PRETTY_NAME
 	Kernel     string `json:"kernel,omitempty"`      // /proc/sys/kernel/osrelease

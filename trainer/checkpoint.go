@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gpuwizard/internal/atomicfile"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/model"
 	"gpuwizard/trainer/optim"
@@ -73,40 +72,6 @@ type Tensor struct {
 	Name  string
 	Shape []int
 	Data  []float32
-}
-
-// FileSystem is where checkpoints and results are written; tests pass one
-// that fails like a full disk.
-type FileSystem = atomicfile.FileSystem
-
-// File is what a FileSystem creates.
-type File = atomicfile.File
-
-// OSFileSystem is the real file system.
-type OSFileSystem = atomicfile.OS
-
-// runFiles are the files a run writes in its folder.
-var runFiles = []string{"last.ckpt", "best.ckpt", "results.csv", "results.json", "args.yaml", "labels.txt", "env.json", StateFile, StepsFile, BestResultsFile}
-
-// writeAtomic replaces a file of the run folder. It first removes the
-// temporary files (".last.ckpt.tmp-*" and the like) that a save left when
-// its process was killed: the run folder is locked, so no other save is
-// under way.
-func writeAtomic(fsys FileSystem, path string, data []byte) error {
-	if fsys == nil {
-		fsys = OSFileSystem{}
-	}
-	dir := filepath.Dir(path)
-	if ents, err := os.ReadDir(dir); err == nil {
-		for _, e := range ents {
-			for _, f := range runFiles {
-				if strings.HasPrefix(e.Name(), "."+f+".tmp-") && e.Type().IsRegular() {
-					fsys.Remove(filepath.Join(dir, e.Name()))
-				}
-			}
-		}
-	}
-	return atomicfile.Write(fsys, path, data)
 }
 
 // SaveCheckpoint writes a checkpoint atomically, with its checksum, and
@@ -276,27 +241,4 @@ func resolveCheckpoint(path string) string {
 		}
 	}
 	return path
-}
-
-// restore puts saved parameters into a built net.
-func (ck *Checkpoint) restore(net *model.Net) error {
-	if len(ck.Params) != len(net.Params) {
-		return fmt.Errorf("%w: %d saved tensors for a model with %d", ErrCheckpoint, len(ck.Params), len(net.Params))
-	}
-	for i, p := range net.Params {
-		t := ck.Params[i]
-		if t.Name != p.Name || len(t.Data) != len(p.Data) {
-			return fmt.Errorf("%w: saved tensor %q (%d values) does not fit %q (%d)", ErrCheckpoint, t.Name, len(t.Data), p.Name, len(p.Data))
-		}
-		copy(p.Data, t.Data)
-	}
-	return net.SetStates(ck.States)
-}
-
-func snapshotParams(net *model.Net) []Tensor {
-	out := make([]Tensor, len(net.Params))
-	for i, p := range net.Params {
-		out[i] = Tensor{Name: p.Name, Shape: p.Shape, Data: append([]float32(nil), p.Data...)}
-	}
-	return out
 }

@@ -1,6 +1,3 @@
-// Package trainer trains image classifiers: it loads a dataset, builds the
-// model as a gorgonia graph, runs the training loop on the chosen device,
-// writes checkpoints and results, and reports progress as events.
 package trainer
 
 import (
@@ -14,6 +11,7 @@ import (
 	"gpuwizard/assets"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
 )
 
@@ -50,6 +48,42 @@ type Config struct {
 	// the rate the run had reached, and decays from there.
 	ExtendFrom int     `yaml:"extend_from,omitempty"`
 	ExtendLR   float64 `yaml:"extend_lr,omitempty"`
+}
+
+// Options are the parts of a run that are not configuration.
+type Options struct {
+	// Resume continues the run in this folder from its last checkpoint.
+	Resume string
+	// Extend adds epochs to a finished (or stopped) run given in Resume.
+	Extend int
+	// Control pauses and resumes the run.
+	Control *Control
+	// Probe asks the doctor about the GPU; nil: not asked.
+	Probe DeviceProbe
+	// FS writes checkpoints; nil: the real file system.
+	FS FileSystem
+	// OpenCUDA opens a CUDA device; nil: exec.OpenCUDA (the driver loaded
+	// at run time).
+	OpenCUDA func(ordinal int) (exec.Backend, exec.CUDAInfo, error)
+	// Device, when set, replaces the device of a resumed run's checkpoint
+	// (a run begun on a GPU can go on on the CPU, and back).
+	Device string
+	// Sample reads the GPU's utilisation and this process's use of it
+	// while training on CUDA (the proof of GPU use); nil: not sampled.
+	Sample GPUSampler
+	// Dataset, when it was loaded with the run's data path and options
+	// (data.Dataset.LoadedWith), is used instead of loading a second copy
+	// (the window has it loaded already); otherwise the run loads its own.
+	Dataset *data.Dataset
+	// Eager queues every kernel of every step on CUDA instead of
+	// capturing the step once in a CUDA graph and replaying it (for
+	// debugging, or to compare).
+	Eager bool
+	// RunIndex, when set, is the index file (DefaultRunIndex) the run
+	// folder is recorded in once it exists, so that the window lists runs
+	// made anywhere; "" records nothing. A failure to record is logged,
+	// never a failure of the run.
+	RunIndex string
 }
 
 // Defaults returns the embedded defaults (assets/defaults.yaml).
@@ -160,4 +194,36 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// AutoModel says which model a run with cfg builds for ds, and why in
+// words (what the settings show for "auto").
+func AutoModel(cfg Config, ds *data.Dataset) (kind, why string) {
+	if cfg.Model != "auto" && cfg.Model != "" {
+		return cfg.Model, "chosen in the settings"
+	}
+	if ds == nil {
+		return model.CNN, "the CNN, unless the images are 28×28 grey (then LeNet-5)"
+	}
+	colour := "colour"
+	if ds.Channels == 1 {
+		colour = "grey"
+	}
+	if ds.Channels == 1 && ds.Height == 28 && ds.Width == 28 {
+		return model.LeNet, "LeNet-5: the images are 28×28 grey (MNIST-like), where it is as accurate as the CNN and many times faster"
+	}
+	return model.CNN, fmt.Sprintf("the CNN: the images are %d×%d %s, and LeNet-5 takes only 28×28 grey ones", ds.Width, ds.Height, colour)
+}
+
+// modelSpec is the network a run with cfg builds for ds.
+func modelSpec(cfg Config, d *data.Dataset) (model.Spec, error) {
+	kind, _ := AutoModel(cfg, d)
+	if cfg.ImageSize != 0 && (d.Format == "idx" || d.Format == "builtin" || d.Format == "cifar10") && cfg.ImageSize != d.Height {
+		return model.Spec{}, fmt.Errorf("%w: image_size: %d, but %s images are %dx%d and are not resized: set image_size 0", ErrConfig, cfg.ImageSize, d.Format, d.Width, d.Height)
+	}
+	s := model.Spec{Kind: kind, Channels: d.Channels, Height: d.Height, Width: d.Width, Classes: len(d.Classes)}
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("trainer: model for %s (%dx%d, %d channels): %w", d.Root, d.Width, d.Height, d.Channels, err)
+	}
+	return s, nil
 }

@@ -19,6 +19,22 @@ type fakeCUDA struct {
 	limit, used int // floats
 	report      int // the limit MemInfo reports (0: limit)
 	freed       int // FreeAll calls
+	// lazy floats are allocated on the first step's first read of a
+	// result (as the CUDA backend grows its scratch space on the first
+	// step); grown says they were.
+	lazy  int
+	grown bool
+}
+
+func (f *fakeCUDA) Download(dst []float32, b exec.Buf) error {
+	if f.lazy > 0 && !f.grown {
+		if f.used+f.lazy > f.limit {
+			return fmt.Errorf("%w: scratch space of %d floats: the fake device of %d floats is full", exec.ErrOutOfMemory, f.lazy, f.limit)
+		}
+		f.used += f.lazy
+		f.grown = true
+	}
+	return f.GoBackend.Download(dst, b)
 }
 
 func (f *fakeCUDA) MemInfo() (free, total uint64, err error) {
@@ -31,7 +47,7 @@ func (f *fakeCUDA) MemInfo() (free, total uint64, err error) {
 
 func (f *fakeCUDA) FreeAll() error {
 	f.GoBackend.Close()
-	f.GoBackend, f.used = exec.NewGoBackend(), 0
+	f.GoBackend, f.used, f.grown = exec.NewGoBackend(), 0, false
 	f.freed++
 	return nil
 }
@@ -52,12 +68,9 @@ func usable(context.Context) DeviceStatus {
 	return DeviceStatus{CUDAUsable: true, GPU: "Fake GPU", Driver: "580.65.06", Reason: "ready"}
 }
 
-func TestCUDALadder(t *testing.T) {
-	cfg := tinyConfig(t, tinyDataset(t, 10))
-	cfg.Epochs, cfg.Batch, cfg.Device = 1, 64, "cuda"
-
-	// Measure what batches need (every float the plan allocates), then give
-	// the fake device room for batch 40 but not 48.
+// ladderLimit is a fake device's size, in floats, with room for batch 40
+// of cfg's model but not 48 (every float the plan allocates, measured).
+func ladderLimit(t *testing.T, cfg Config) int {
 	need := func(batch int) int {
 		c := cfg
 		c.Batch = batch
@@ -68,7 +81,31 @@ func TestCUDALadder(t *testing.T) {
 		}
 		return probe.used
 	}
-	limit := int(float64(need(40)+need(48)) / 2 / (1 - memoryMargin))
+	return int(float64(need(40)+need(48)) / 2 / (1 - memoryMargin))
+}
+
+func ladderConfig(t *testing.T) Config {
+	cfg := tinyConfig(t, tinyDataset(t, 10))
+	cfg.Epochs, cfg.Batch, cfg.Device = 1, 64, "cuda"
+	return cfg
+}
+
+// logged counts the log events that contain s.
+func logged(evs []Event, s string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == EventLog && strings.Contains(e.Message, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// The batch is fitted to the free memory at once, said once, and the run
+// on the GPU keeps its proof of use.
+func TestCUDALadderFitsTheBatch(t *testing.T) {
+	cfg := ladderConfig(t)
+	limit := ladderLimit(t, cfg)
 	var devs []*fakeCUDA
 	samples := 0
 	opts := Options{Probe: usable,
@@ -92,60 +129,104 @@ func TestCUDALadder(t *testing.T) {
 	if res.Device != "cuda:0" || !strings.Contains(res.DeviceReason, "Fake GPU (compute capability 9.0") || !strings.Contains(res.DeviceReason, "NVIDIA driver 580.65.06") {
 		t.Fatalf("device %q reason %q", res.Device, res.DeviceReason)
 	}
-	logged := 0
 	for _, e := range evs {
 		if e.Kind == EventStart && (e.Device != "cuda:0" || !strings.Contains(e.DeviceReason, "Fake GPU")) {
 			t.Fatalf("the first event must name the device and why: %+v", e)
 		}
-		if e.Kind == EventLog && strings.Contains(e.Message, "GPU memory") {
-			logged++
-		}
 	}
-	if logged != 1 {
-		t.Fatalf("the fitted batch must be said once, not %d times", logged)
+	if n := logged(evs, "GPU memory"); n != 1 {
+		t.Fatalf("the fitted batch must be said once, not %d times", n)
 	}
 	if res.GPU == nil || samples == 0 || res.GPU.Samples == 0 || !res.GPU.ProcessListed || res.GPU.MaxUtil != 87 || res.GPU.PeakProcessMiB != 321 {
 		t.Fatalf("the proof of GPU use is missing: %+v (%d samples taken)", res.GPU, samples)
 	}
+	// The settings keep the batch the user asked for; the run folder's
+	// args.yaml too.
+	ck, err := LoadCheckpoint(res.RunDir)
+	if err != nil || ck.Config.Batch != 64 {
+		t.Fatalf("the checkpoint's settings: batch %d, %v (want the 64 asked for)", ck.Config.Batch, err)
+	}
+}
 
-	// A device that claims more free memory than it has: the estimate is
-	// short, planning runs out of memory, everything the attempt allocated
-	// is freed (the device stays open) and the batch halves, said once.
-	devs = nil
-	over := opts
-	over.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
+// A device that claims more free memory than it has: the estimate is
+// short, planning runs out of memory, everything the attempt allocated is
+// freed (the device stays open) and the batch halves, said once.
+func TestCUDALadderHalvesWhenPlanningRunsOut(t *testing.T) {
+	cfg := ladderConfig(t)
+	limit := ladderLimit(t, cfg)
+	var devs []*fakeCUDA
+	over := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
 		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: limit, report: 4 * limit}
 		devs = append(devs, f)
 		return f, fakeInfo, nil
-	}
-	evs, res, err = collect(context.Background(), cfg, over)
+	}}
+	evs, res, err := collect(context.Background(), cfg, over)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(devs) != 1 || devs[0].freed != 1 || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 64: training at batch 32 (halved 1×)") {
 		t.Fatalf("out of memory must free the attempt and halve: %d opens, %+v, reason %q", len(devs), devs, res.DeviceReason)
 	}
-	logged = 0
-	for _, e := range evs {
-		if e.Kind == EventLog && strings.Contains(e.Message, "out of GPU memory") {
-			logged++
-		}
+	if n := logged(evs, "out of GPU memory"); n != 1 {
+		t.Fatalf("the halving must be said once, not %d times", n)
 	}
-	if logged != 1 {
-		t.Fatalf("the halving must be said once, not %d times", logged)
-	}
+}
 
-	// No room even at batch 1: a clear error.
-	tiny := opts
-	tiny.OpenCUDA = func(int) (exec.Backend, exec.CUDAInfo, error) {
-		return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 100}, fakeInfo, nil
+// What the device allocates on the first step does not fit: the trial
+// step at opening runs out of memory, the attempt is freed and the batch
+// halves before training starts, said once; the seeded run then trains as
+// one opened at that batch would.
+func TestCUDALadderFirstStepRunsOut(t *testing.T) {
+	cfg := ladderConfig(t)
+	used := func(batch int) int {
+		c := cfg
+		c.Batch = batch
+		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}
+		if _, _, err := collect(context.Background(), c, Options{Probe: usable,
+			OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) { return f, fakeInfo, nil }}); err != nil {
+			t.Fatal(err)
+		}
+		return f.used
 	}
+	u64, u32 := used(64), used(32)
+	lazy := u64 - u32
+	var devs []*fakeCUDA
+	opts := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+		f := &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: u64 + lazy/2, report: 1 << 40, lazy: lazy}
+		devs = append(devs, f)
+		return f, fakeInfo, nil
+	}}
+	evs, res, err := collect(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 1 || devs[0].freed != 1 || !devs[0].grown || !strings.Contains(res.DeviceReason, "out of GPU memory at batch 64: training at batch 32 (halved 1×)") {
+		t.Fatalf("the first step's allocation must be met at opening: %d opens, %+v, reason %q", len(devs), devs, res.DeviceReason)
+	}
+	if n := logged(evs, "out of GPU memory"); n != 1 || logged(evs, "scratch space") != 1 {
+		t.Fatalf("the halving must be said once, with its cause: %d", n)
+	}
+	c := cfg
+	c.Batch = 32
+	_, at32, err := collect(context.Background(), c, Options{Probe: usable,
+		OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+			return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 1 << 40}, fakeInfo, nil
+		}})
+	if err != nil || at32.History[0].TrainLoss != res.History[0].TrainLoss || at32.History[0].ValLoss != res.History[0].ValLoss {
+		t.Fatalf("the trial step changed training: loss %v, at batch 32 from the start %v (%v)", res.History, at32.History, err)
+	}
+}
+
+// No room even at batch 1, CUDA that cannot be opened, a bad device: a
+// clear error, or under auto the CPU with the reason.
+func TestCUDALadderFailures(t *testing.T) {
+	cfg := ladderConfig(t)
+	tiny := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
+		return &fakeCUDA{GoBackend: exec.NewGoBackend(), limit: 100}, fakeInfo, nil
+	}}
 	if _, _, err := collect(context.Background(), cfg, tiny); !errors.Is(err, exec.ErrOutOfMemory) || !strings.Contains(err.Error(), "even at batch 1") {
 		t.Fatalf("a model that fits nowhere: %v", err)
 	}
-
-	// CUDA that cannot be opened: an error under cuda, the CPU with the
-	// reason under auto.
 	broken := Options{Probe: usable, OpenCUDA: func(int) (exec.Backend, exec.CUDAInfo, error) {
 		return nil, exec.CUDAInfo{}, fmt.Errorf("%w: cuInit: CUDA_ERROR_NO_DEVICE (100)", exec.ErrNoCUDA)
 	}}
@@ -153,7 +234,7 @@ func TestCUDALadder(t *testing.T) {
 		t.Fatalf("cuda that cannot open must fail with why: %v", err)
 	}
 	cfg.Device = "auto"
-	_, res, err = collect(context.Background(), cfg, broken)
+	_, res, err := collect(context.Background(), cfg, broken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +242,7 @@ func TestCUDALadder(t *testing.T) {
 		t.Fatalf("auto must fall back to the CPU and say why: %q %q", res.Device, res.DeviceReason)
 	}
 	cfg.Device = "cuda:x"
-	if _, _, err := collect(context.Background(), cfg, opts); !errors.Is(err, ErrDevice) {
+	if _, _, err := collect(context.Background(), cfg, tiny); !errors.Is(err, ErrDevice) {
 		t.Fatalf("cuda:x: %v", err)
 	}
 }

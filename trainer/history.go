@@ -9,14 +9,8 @@ import (
 
 	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
-	"gpuwizard/trainer/data"
-	"gpuwizard/trainer/model"
 	"gpuwizard/trainer/optim"
 )
-
-// StepsFile is the run folder's record of the smoothed per-step training
-// loss and accuracy (the charts' lines), rewritten after every epoch.
-const StepsFile = "steps.csv"
 
 // maxStepPointsPerEpoch bounds what steps.csv keeps of an epoch; longer
 // epochs keep every k-th step. maxStepPoints bounds the whole file: past
@@ -25,14 +19,6 @@ const (
 	maxStepPointsPerEpoch = 100
 	maxStepPoints         = 20000
 )
-
-// StepPoint is one point of the training curves.
-type StepPoint struct {
-	X        float64 `json:"x"`        // position in epochs (2.5: half-way through epoch 3)
-	Loss     float64 `json:"loss"`     // smoothed training loss
-	Accuracy float64 `json:"accuracy"` // smoothed training accuracy
-	LR       float64 `json:"lr"`
-}
 
 // smoother is an exponential moving average of the per-step loss and
 // accuracy, debiased while it warms up (as TensorBoard smooths).
@@ -126,48 +112,28 @@ func readSteps(path string, upTo float64) []StepPoint {
 	return out
 }
 
-// continueSchedule sets what "train more epochs" does to the learning
-// rate: a cosine schedule goes on from the rate the run had reached and
-// decays from there over the new epochs (rather than warming up to the
-// peak again, which undoes the converged model); step and constant
-// schedules simply go on.
-func (r *runner) continueSchedule(ck *Checkpoint) {
-	old := ck.Config
-	if r.cfg.Schedule != "cosine" {
-		r.extend = fmt.Sprintf("training %s more (to %d): the %s learning-rate schedule goes on where it was", plural.Count(r.opts.Extend, "epoch"), r.cfg.Epochs, r.cfg.Schedule)
-		return
+// continueSchedule is what "train more epochs" (extend epochs more than
+// ck's run) does to the learning rate of cfg: a cosine schedule goes on
+// from the rate the run had reached and decays from there over the new
+// epochs (rather than warming up to the peak again, which undoes the
+// converged model); step and constant schedules simply go on. It returns
+// the settings and what it did, in words.
+func continueSchedule(cfg Config, ck *Checkpoint, extend int) (Config, string) {
+	if cfg.Schedule != "cosine" {
+		return cfg, fmt.Sprintf("training %s more (to %d): the %s learning-rate schedule goes on where it was", plural.Count(extend, "epoch"), cfg.Epochs, cfg.Schedule)
 	}
 	cur := 0.0
 	if n := len(ck.History); n > 0 {
 		cur = ck.History[n-1].LR
 	}
 	if !(cur > 0) { // no record: the rate the old schedule had reached
-		cur = old.LR
+		cur = ck.Config.LR
 	}
-	r.cfg.ExtendFrom, r.cfg.ExtendLR = ck.Epoch, cur
-	if r.cfg.ExtendFrom >= r.cfg.Epochs { // cannot happen with Extend > 0; keep Validate happy
-		r.cfg.ExtendFrom = 0
+	cfg.ExtendFrom, cfg.ExtendLR = ck.Epoch, cur
+	if cfg.ExtendFrom >= cfg.Epochs { // cannot happen with extend > 0; keep Validate happy
+		cfg.ExtendFrom = 0
 	}
-	floor := optim.Schedule{Base: r.cfg.LR, MinFactor: minLRFactor, ContinueRate: cur}.ContinueFloor()
-	r.extend = fmt.Sprintf("training %s more (to %d): the learning rate continues from %.3g (where epoch %d ended) and decays (cosine) to %.3g by epoch %d, instead of starting again at %g",
-		plural.Count(r.opts.Extend, "epoch"), r.cfg.Epochs, cur, ck.Epoch, floor, r.cfg.Epochs, r.cfg.LR)
-}
-
-// AutoModel says which model a run with cfg builds for ds, and why in
-// words (what the settings show for "auto").
-func AutoModel(cfg Config, ds *data.Dataset) (kind, why string) {
-	if cfg.Model != "auto" && cfg.Model != "" {
-		return cfg.Model, "chosen in the settings"
-	}
-	if ds == nil {
-		return model.CNN, "the CNN, unless the images are 28×28 grey (then LeNet-5)"
-	}
-	colour := "colour"
-	if ds.Channels == 1 {
-		colour = "grey"
-	}
-	if ds.Channels == 1 && ds.Height == 28 && ds.Width == 28 {
-		return model.LeNet, "LeNet-5: the images are 28×28 grey (MNIST-like), where it is as accurate as the CNN and many times faster"
-	}
-	return model.CNN, fmt.Sprintf("the CNN: the images are %d×%d %s, and LeNet-5 takes only 28×28 grey ones", ds.Width, ds.Height, colour)
+	floor := optim.Schedule{Base: cfg.LR, MinFactor: minLRFactor, ContinueRate: cur}.ContinueFloor()
+	return cfg, fmt.Sprintf("training %s more (to %d): the learning rate continues from %.3g (where epoch %d ended) and decays (cosine) to %.3g by epoch %d, instead of starting again at %g",
+		plural.Count(extend, "epoch"), cfg.Epochs, cur, ck.Epoch, floor, cfg.Epochs, cfg.LR)
 }

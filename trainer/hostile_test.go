@@ -304,7 +304,7 @@ func TestRunFolderLock(t *testing.T) {
 	ch := make(chan Event, 1000)
 	first := make(chan error, 1)
 	go func() {
-		_, err := RunWithOptions(context.Background(), Config{}, ch, Options{Resume: dir, Extend: 1, Control: ctl})
+		_, err := Run(context.Background(), Config{}, ch, Options{Resume: dir, Extend: 1, Control: ctl})
 		first <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)

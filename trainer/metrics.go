@@ -9,26 +9,6 @@ import (
 	"gpuwizard/internal/printable"
 )
 
-// ClassMetrics are one class's scores.
-type ClassMetrics struct {
-	Class     string  `json:"class" yaml:"class"`
-	Precision float64 `json:"precision" yaml:"precision"`
-	Recall    float64 `json:"recall" yaml:"recall"`
-	F1        float64 `json:"f1" yaml:"f1"`
-	Support   int     `json:"support" yaml:"support"`
-}
-
-// Metrics evaluate a model on one split.
-type Metrics struct {
-	Split     string         `json:"split" yaml:"split"`
-	Images    int            `json:"images" yaml:"images"`
-	Loss      float64        `json:"loss" yaml:"loss"`
-	Accuracy  float64        `json:"accuracy" yaml:"accuracy"`
-	Top5      float64        `json:"top5" yaml:"top5"`
-	PerClass  []ClassMetrics `json:"per_class" yaml:"per_class"`
-	Confusion [][]int        `json:"confusion" yaml:"confusion"` // [true][predicted]
-}
-
 // accumulator gathers predictions into Metrics.
 type accumulator struct {
 	classes   int

@@ -1,28 +1,28 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"math"
 	"sort"
+	"sync"
 
 	"golang.org/x/image/draw"
 
 	"gpuwizard/trainer/data"
-	"gpuwizard/trainer/model"
+	"gpuwizard/trainer/exec"
 )
 
-// Prediction is one class and its probability.
-type Prediction struct {
-	Class string
-	Prob  float64
-}
-
-// Predictor classifies images with a trained checkpoint.
+// Predictor classifies images with a trained checkpoint: a session at
+// batch 1 on the CPU that runs the evaluation program on the executor, the
+// numeric path of validation. It is safe for use by several goroutines
+// (they take turns).
 type Predictor struct {
 	ck    *Checkpoint
-	net   *model.Net
 	mnist bool // trained on MNIST-style light-on-dark digits
+	mu    sync.Mutex
+	s     *session
 }
 
 // LoadPredictor loads a checkpoint (runs/NAME/best, .../last, or a file).
@@ -31,15 +31,24 @@ func LoadPredictor(path string) (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := model.Build(ck.Spec, 1, 1)
+	// SGD keeps one optimiser buffer (Adam two): the predictor never steps.
+	s, err := openSession(context.Background(), sessionOptions{spec: ck.Spec, batch: 1, seed: 1, optim: exec.Optim{Kind: "sgd"}, device: "cpu"})
 	if err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
+		return nil, err
 	}
-	if err := ck.restore(net); err != nil {
+	if err := s.load(ck, false); err != nil {
+		s.close()
 		return nil, err
 	}
 	d := ck.Config.Data
-	return &Predictor{ck: ck, net: net, mnist: ck.Spec.Channels == 1 && ck.Spec.Height == 28 && (d == "builtin" || d == "")}, nil
+	return &Predictor{ck: ck, s: s, mnist: ck.Spec.Channels == 1 && ck.Spec.Height == 28 && (d == "builtin" || d == "")}, nil
+}
+
+// Close releases the predictor's session; it cannot predict afterwards.
+func (p *Predictor) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.s.close()
 }
 
 // Classes are the model's class names.
@@ -60,8 +69,27 @@ func (p *Predictor) PredictFile(path, invert string) ([]Prediction, error) {
 	return p.PredictImage(img, invert)
 }
 
-// PredictImage classifies a decoded image.
+// PredictImage classifies a decoded image: every class, most likely
+// first.
 func (p *Predictor) PredictImage(img image.Image, invert string) ([]Prediction, error) {
+	probs, err := p.Probabilities(p.Input(img, invert))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prediction, len(probs))
+	for i, pr := range probs {
+		out[i] = Prediction{Index: i, Class: p.ck.Classes[i], Prob: pr}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Prob > out[j].Prob })
+	return out, nil
+}
+
+// Input is what the model is fed for img: the image resized to the
+// model's input size (bilinear), as float32 channel planes (NCHW, one
+// image) scaled to [0, 1]; grey models take the luma, inverted when
+// invert says so (see PredictFile). An exported ONNX model takes the
+// same input.
+func (p *Predictor) Input(img image.Image, invert string) []float32 {
 	s := p.ck.Spec
 	dst := image.NewRGBA(image.Rect(0, 0, s.Width, s.Height))
 	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, img.Bounds(), draw.Src, nil)
@@ -85,9 +113,21 @@ func (p *Predictor) PredictImage(img image.Image, invert string) ([]Prediction, 
 			x[k] = 1 - x[k]
 		}
 	}
-	logits, err := p.net.Predict(x)
+	return x
+}
+
+// Probabilities runs the model on one input (Input's form) and returns
+// the probability of each class, in class order (the softmax of the
+// logits, in float64).
+func (p *Predictor) Probabilities(x []float32) ([]float64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.s.be == nil {
+		return nil, fmt.Errorf("trainer: the predictor is closed")
+	}
+	logits, err := p.s.predict(x)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("trainer: predicting: %w", err)
 	}
 	mx := logits[0]
 	for _, v := range logits {
@@ -99,10 +139,8 @@ func (p *Predictor) PredictImage(img image.Image, invert string) ([]Prediction, 
 		probs[i] = math.Exp(float64(v - mx))
 		sum += probs[i]
 	}
-	out := make([]Prediction, len(logits))
 	for i := range probs {
-		out[i] = Prediction{Class: p.ck.Classes[i], Prob: probs[i] / sum}
+		probs[i] /= sum
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Prob > out[j].Prob })
-	return out, nil
+	return probs, nil
 }

@@ -16,7 +16,6 @@ import (
 	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
-	"gpuwizard/trainer/exec"
 )
 
 // A run's state, as RunInfo.State gives it.
@@ -27,71 +26,6 @@ const (
 	RunRunning  = "running"  // a process trains in it now
 	RunEmpty    = "empty"    // stopped before its first epoch: nothing to resume
 )
-
-// StateFile records a run's state in its folder, rewritten at the start,
-// after every epoch and at the end. A run that says "running" while no
-// process holds its lock crashed.
-const StateFile = "state.json"
-
-// ResultsFile is a finished run's results; BestResultsFile caches the
-// results of a stopped or crashed run's best checkpoint (RunResults).
-const (
-	ResultsFile     = "results.json"
-	BestResultsFile = "results-best.json"
-)
-
-// runState is state.json.
-type runState struct {
-	State     string    `json:"state"` // running, stopped, finished, failed
-	Message   string    `json:"message,omitempty"`
-	Epoch     int       `json:"epoch"` // completed
-	Epochs    int       `json:"epochs"`
-	BestEpoch int       `json:"best_epoch,omitempty"`
-	BestAcc   float64   `json:"best_val_accuracy"`
-	Model     string    `json:"model"`
-	Device    string    `json:"device"`
-	Data      string    `json:"data"`
-	PID       int       `json:"pid"`
-	Updated   time.Time `json:"updated"`
-}
-
-const stateFailed = "failed"
-
-// saveState records the run's state; a failure to write it is not a
-// failure of the run (the checkpoints are what count), so it is ignored.
-func (r *runner) saveState(state string, epoch, bestEpoch int, bestAcc float64, msg string) {
-	if r.dir == "" {
-		return
-	}
-	st := runState{State: state, Message: msg, Epoch: epoch, Epochs: r.cfg.Epochs, BestEpoch: bestEpoch, BestAcc: bestAcc,
-		Device: r.device, Data: r.cfg.Data, PID: os.Getpid(), Updated: time.Now().UTC()}
-	if r.net != nil {
-		st.Model = r.net.Spec.Kind
-	}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	_ = writeAtomic(r.opts.FS, filepath.Join(r.dir, StateFile), append(b, '\n'))
-}
-
-// saveFinalState records how the run ended.
-func (r *runner) saveFinalState(err error) {
-	if r.res == nil {
-		return
-	}
-	best := -1.0
-	for _, h := range r.res.History {
-		if h.Epoch == r.res.BestEpoch {
-			best = h.ValAcc
-		}
-	}
-	switch {
-	case err == nil:
-		r.saveState(RunFinished, r.res.Epochs, r.res.BestEpoch, best, r.res.Stopped)
-	case errors.Is(err, ErrStopped):
-		r.saveState(RunStopped, r.res.Epochs, r.res.BestEpoch, best, r.res.Stopped)
-	default:
-		r.saveState(stateFailed, r.res.Epochs, r.res.BestEpoch, best, err.Error())
-	}
-}
 
 // RunInfo is what the runs list shows of one run folder.
 type RunInfo struct {
@@ -359,14 +293,14 @@ func readResult(path string) (readResultOut, error) {
 }
 
 // evaluateCheckpoint loads a checkpoint and its dataset and measures the
-// model on the validation and test splits, on the CPU.
+// model on the validation and test splits: a session on the CPU plus
+// evaluate.
 func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) {
 	ck, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
 	cfg := ck.Config
-	cfg.Device = "cpu"
 	ds, err := data.Load(cfg.Data, cfg.DataOptions())
 	if err != nil {
 		return nil, fmt.Errorf("trainer: evaluating %s needs its dataset %s: %w (move the dataset back, or resume the run to finish it)", path, cfg.Data, err)
@@ -374,10 +308,7 @@ func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) 
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	r := &runner{cfg: cfg, ds: ds, em: &emitter{}, device: "cpu"}
-	r.be = exec.NewGoBackend()
-	defer r.be.Close()
-	spec, err := r.spec()
+	spec, err := modelSpec(cfg, ds)
 	if err != nil {
 		return nil, err
 	}
@@ -385,14 +316,16 @@ func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) 
 		return nil, fmt.Errorf("%w: %s holds a %s for %dx%dx%d images, but %s now loads as %dx%dx%d: the dataset changed since the run",
 			ErrCheckpoint, path, ck.Spec.Kind, ck.Spec.Channels, ck.Spec.Height, ck.Spec.Width, cfg.Data, spec.Channels, spec.Height, spec.Width)
 	}
-	if err := r.build(ctx, spec); err != nil {
+	s, err := openSession(ctx, sessionOptions{spec: spec, batch: cfg.Batch, seed: cfg.Seed, optim: optimOf(cfg), device: "cpu"})
+	if err != nil {
 		return nil, err
 	}
+	defer s.close()
 	res := &Result{RunDir: dir, BestEpoch: ck.Epoch, History: ck.History, Classes: ck.Classes}
 	if ck.BestEpoch > 0 {
 		res.BestEpoch = ck.BestEpoch
 	}
-	if res.Val, res.Test, err = r.measure(ck); err != nil {
+	if res.Val, res.Test, err = s.measure(ck, ds); err != nil {
 		return nil, err
 	}
 	return res, ctx.Err()

@@ -30,7 +30,7 @@ func stoppedRun(t *testing.T, cfg Config) *Result {
 			}
 		}
 	}()
-	res, err := RunWithOptions(ctx, cfg, ch, Options{})
+	res, err := Run(ctx, cfg, ch, Options{})
 	close(ch)
 	if !errors.Is(err, ErrStopped) || res == nil || res.Epochs < 1 || res.Epochs >= cfg.Epochs {
 		t.Fatalf("stop: %v", err)
@@ -64,8 +64,16 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 	if halted.State != RunStopped || halted.Status != want || !halted.CanResume || halted.Epoch != stopped.Epochs {
 		t.Errorf("stopped run: %+v, want %q", halted, want)
 	}
+	checkCurvesAndResults(t, evs, fin, stopped)
+	checkExport(t, fin, stopped)
+	checkRunningAndDelete(t, cfg.Project, fin, stopped)
+}
 
-	// Steps: smoothed, in epochs, and recorded.
+// checkCurvesAndResults: the steps are smoothed, in epochs, and recorded;
+// a finished run's results are its results.json, a stopped run's its
+// best checkpoint evaluated once.
+func checkCurvesAndResults(t *testing.T, evs []Event, fin, stopped *Result) {
+	t.Helper()
 	var last float64
 	steps := 0
 	for _, e := range evs {
@@ -103,7 +111,12 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 	if st2, _ := os.Stat(cache); err != nil || !st2.ModTime().Equal(st1.ModTime()) || r3.Val.Accuracy != r2.Val.Accuracy {
 		t.Fatalf("the second call must use the cache: %v", err)
 	}
+}
 
+// checkExport: an export is complete, without the lock; a second export to
+// the same place is refused and leaves nothing behind.
+func checkExport(t *testing.T, fin, stopped *Result) {
+	t.Helper()
 	// Export: complete, without the lock; a second export to the same
 	// place is refused and leaves nothing behind.
 	dest := filepath.Join(t.TempDir(), "exported")
@@ -134,7 +147,13 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 	if left, _ := os.ReadDir(filepath.Dir(dest)); len(left) != 1 {
 		t.Errorf("after a cancelled export the folder holds %d entries", len(left))
 	}
+}
 
+// checkRunningAndDelete: a run someone trains in is "running" and cannot
+// be deleted; one killed while running is "crashed"; a folder that is not
+// a run is neither listed nor deleted.
+func checkRunningAndDelete(t *testing.T, project string, fin, stopped *Result) {
+	t.Helper()
 	// A run someone trains in is "running" and cannot be deleted.
 	lock, err := lockRunDir(fin.RunDir)
 	if err != nil {
@@ -153,7 +172,7 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 		t.Errorf("crashed run: %+v", ri)
 	}
 	// Not a run folder: neither listed nor deleted.
-	other := filepath.Join(cfg.Project, "photos")
+	other := filepath.Join(project, "photos")
 	os.MkdirAll(other, 0o755)
 	if err := DeleteRun(other); !errors.Is(err, ErrNotRun) {
 		t.Errorf("deleting a folder that is not a run: %v", err)
@@ -161,7 +180,7 @@ func TestRunsListResultsExportDelete(t *testing.T) {
 	if err := DeleteRun(fin.RunDir); err != nil {
 		t.Fatal(err)
 	}
-	if runs, _ := ListRuns(cfg.Project); len(runs) != 1 || runs[0].Name != "halted" {
+	if runs, _ := ListRuns(project); len(runs) != 1 || runs[0].Name != "halted" {
 		t.Errorf("after delete: %+v", runs)
 	}
 	if runs, err := ListRuns(filepath.Join(t.TempDir(), "none")); err != nil || runs != nil {

@@ -34,7 +34,7 @@ func tinyConfig(t testing.TB, data string) Config {
 // collect drains events into a slice until Run returns.
 func collect(ctx context.Context, cfg Config, opts Options) ([]Event, *Result, error) {
 	ch := make(chan Event, 1000)
-	res, err := RunWithOptions(ctx, cfg, ch, opts)
+	res, err := Run(ctx, cfg, ch, opts)
 	close(ch)
 	var evs []Event
 	for e := range ch {
@@ -159,7 +159,7 @@ func TestStopResumeAndExtend(t *testing.T) {
 			}
 		}
 	}()
-	res, err = RunWithOptions(ctx, cfg, ch, Options{})
+	res, err = Run(ctx, cfg, ch, Options{})
 	close(ch)
 	// The cancel races with the next epoch's few tiny steps: the run stops
 	// in epoch 2 or, when the steps win, in epoch 3.
@@ -193,7 +193,7 @@ func TestPauseAndResume(t *testing.T) {
 	ch := make(chan Event, 1000)
 	done := make(chan error, 1)
 	go func() {
-		_, err := RunWithOptions(context.Background(), cfg, ch, Options{Control: ctl})
+		_, err := Run(context.Background(), cfg, ch, Options{Control: ctl})
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)

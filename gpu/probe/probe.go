@@ -94,6 +94,10 @@ type Options struct {
 	GOOS, GOARCH string
 	// Now stamps the facts. Nil: time.Now.
 	Now func() time.Time
+	// Only names the sources to run ("nvml", "pci", "driver", "host",
+	// "cuda_toolkits", "cuda_libraries", "python"); nil runs them all. The
+	// health check runs the driver layer's alone, in milliseconds.
+	Only []string
 }
 
 func (o *Options) fill() {
@@ -414,6 +418,15 @@ func Probe(ctx context.Context, opts Options) *gpu.Facts {
 	f.Env = p.probeEnv()
 
 	sources := append([]source{{"nvml", p.probeNVML}}, p.sys.sources(p)...)
+	if opts.Only != nil {
+		kept := sources[:0]
+		for _, s := range sources {
+			if gpu.Contains(opts.Only, s.name) {
+				kept = append(kept, s)
+			}
+		}
+		sources = kept
+	}
 	type result struct {
 		apply func(*gpu.Facts)
 		st    gpu.SourceStatus

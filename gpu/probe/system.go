@@ -117,6 +117,7 @@ func (p *prober) probeHost(ctx context.Context) (func(*gpu.Facts), error) {
 	if b, err := p.readFile("/proc/sys/kernel/osrelease", capSmall); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
 	}
+	h.Hostname = p.hostname()
 	low := strings.ToLower(h.Kernel)
 	switch {
 	case strings.Contains(low, "microsoft-standard-wsl2") || (strings.Contains(low, "microsoft") && p.exists("/dev/dxg")):
@@ -132,7 +133,23 @@ func (p *prober) probeHost(ctx context.Context) (func(*gpu.Facts), error) {
 		f.Host.Distro, f.Host.DistroName, f.Host.Kernel = h.Distro, h.DistroName, h.Kernel
 		f.Host.WSL, f.Host.WSLLibDir, f.Host.WSLLibCUDA = h.WSL, h.WSLLibDir, h.WSLLibCUDA
 		f.Host.Container, f.Host.SecureBoot = h.Container, h.SecureBoot
+		f.Host.Hostname = h.Hostname
 	}, nil
+}
+
+// hostname is the machine's name: the kernel's (so a fake root has its
+// own), else, on the live machine, the operating system's answer.
+func (p *prober) hostname() string {
+	if b, err := p.readFile("/proc/sys/kernel/hostname", capSmall); err == nil {
+		if h := strings.TrimSpace(string(b)); h != "" {
+			return h
+		}
+	}
+	if p.o.Root != "/" {
+		return ""
+	}
+	h, _ := os.Hostname()
+	return h
 }
 
 func parseOSRelease(s string) map[string]string {

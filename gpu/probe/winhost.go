@@ -126,8 +126,9 @@ func (p *prober) probeWinHost(ctx context.Context) (func(*gpu.Facts), error) {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("LongPathsEnabled (reg query %s): %w", regFileSystem, err))
 	}
+	hostname := p.o.Environ["COMPUTERNAME"]
 	apply := func(f *gpu.Facts) {
-		f.Host.DistroName = version
+		f.Host.DistroName, f.Host.Hostname = version, hostname
 		w := winFacts(f)
 		w.Version, w.Build, w.LongPathsEnabled = version, build, long
 	}

@@ -30,6 +30,9 @@ func TestWindowsWorkstation(t *testing.T) {
 	if f.Host.OS != "windows" || w == nil {
 		t.Fatalf("host %+v, windows facts %+v", f.Host, w)
 	}
+	if f.Host.Hostname != "ADA-RTX4090" {
+		t.Errorf("host name %q, want COMPUTERNAME's", f.Host.Hostname)
+	}
 	if f.Host.DistroName != "Windows 11 Pro 23H2" || w.Build != 22631 || w.LongPathsEnabled == nil || !*w.LongPathsEnabled {
 		t.Errorf("release %q build %d long paths %v", f.Host.DistroName, w.Build, w.LongPathsEnabled)
 	}

@@ -314,3 +314,14 @@ func TestLoadedWith(t *testing.T) {
 		t.Error("nil matches nothing")
 	}
 }
+
+// hostileFolder is a 2-class image folder with good images and the given
+// extra files in class "a".
+func hostileFolder(t *testing.T) string {
+	root := t.TempDir()
+	for i := 0; i < 4; i++ {
+		writePNG(t, filepath.Join(root, "a", string(rune('a'+i))+".png"), 0, i, false)
+		writePNG(t, filepath.Join(root, "b", string(rune('a'+i))+".png"), 1, i, false)
+	}
+	return root
+}

@@ -64,16 +64,3 @@ func TestFolderMemoryIsCounted(t *testing.T) {
 		t.Errorf("grey folder: %d channels, %d+%d bytes", d.Channels, len(d.Train.Pixels), len(d.Val.Pixels))
 	}
 }
-
-// hostileFolder is a 2-class image folder of good grey images (four in
-// each class), to which the hostile tests add their files in class "a".
-// It lives here, not in the Unix-only hostile_test.go, for the tests
-// above use it on every system.
-func hostileFolder(t *testing.T) string {
-	root := t.TempDir()
-	for i := 0; i < 4; i++ {
-		writePNG(t, filepath.Join(root, "a", string(rune('a'+i))+".png"), 0, i, false)
-		writePNG(t, filepath.Join(root, "b", string(rune('a'+i))+".png"), 1, i, false)
-	}
-	return root
-}

@@ -100,7 +100,8 @@ type graph struct {
 	loss   *G.Node
 	bn     []*bnOp
 	grads  G.Nodes // the gradient of each parameter (training graph)
-	vm     G.VM
+	vm     G.VM    // the tape machine, made on the first run (the tests' oracle)
+	bind   G.Nodes // the parameters whose gradients the tape keeps (training graph)
 	xT, yT *tensor.Dense
 }
 
@@ -128,7 +129,7 @@ func (n *Net) ReleaseGraphs() {
 		if gr.vm != nil {
 			gr.vm.Close()
 		}
-		gr.g, gr.x, gr.y, gr.logits, gr.loss, gr.grads, gr.vm, gr.xT, gr.yT = nil, nil, nil, nil, nil, nil, nil, nil, nil
+		gr.g, gr.x, gr.y, gr.logits, gr.loss, gr.grads, gr.vm, gr.bind, gr.xT, gr.yT = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 	}
 	for _, p := range n.Params {
 		p.train, p.eval = nil, nil
@@ -263,6 +264,52 @@ func (b *builder) relu(x *G.Node) *G.Node {
 	return b.must(G.Rectify(x))
 }
 
+// layer adds one layer of Spec.Layers to the graph.
+func (b *builder) layer(x *G.Node, l Layer) *G.Node {
+	switch l.Op {
+	case LayerConv:
+		return b.conv(x, l.Name, l.In, l.Out, l.K, l.Pad, l.Bias)
+	case LayerBatchNorm:
+		return b.batchNorm(x, l.Name, l.Out)
+	case LayerReLU:
+		return b.relu(x)
+	case LayerMaxPool:
+		return b.pool(x)
+	case LayerFlatten:
+		return b.flatten(x)
+	case LayerDense:
+		return b.dense(x, l.Name, l.In, l.Out)
+	case LayerGlobalAvgPool:
+		return b.globalAvgPool(x)
+	}
+	if b.err == nil {
+		b.err = fmt.Errorf("unknown layer %q", l.Op)
+	}
+	return x
+}
+
+// flatten makes an N×… tensor N×(the rest); a matrix stays as it is.
+func (b *builder) flatten(x *G.Node) *G.Node {
+	s := x.Shape()
+	if b.err != nil || len(s) == 2 {
+		return x
+	}
+	return b.must(G.Reshape(x, tensor.Shape{s[0], s.TotalSize() / s[0]}))
+}
+
+// globalAvgPool averages each channel's plane: N×C×H×W to N×C. Not
+// G.Mean(h, 2, 3): gorgonia.org/tensor v0.9.24 sums a middle axis of a
+// 4-D tensor wrongly for some shapes (N×C×4×4 along 2 and 3 gives wrong
+// values), so the plane is flattened and the last axis reduced.
+func (b *builder) globalAvgPool(x *G.Node) *G.Node {
+	if b.err != nil {
+		return x
+	}
+	s := x.Shape()
+	x = b.must(G.Reshape(x, tensor.Shape{s[0], s[1], s[2] * s[3]}))
+	return b.must(G.Mean(x, 2))
+}
+
 func (b *builder) pool(x *G.Node) *G.Node {
 	if b.err != nil {
 		return x
@@ -276,46 +323,14 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 	b := &builder{n: n, g: g, train: train, rng: rng}
 	gr := &graph{g: g}
 	var x *G.Node
-	var logits *G.Node
-	switch s.Kind {
-	case MLP:
-		in := s.Channels * s.Height * s.Width
-		hidden := s.Hidden
-		if hidden == 0 {
-			hidden = 256
-		}
-		x = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, in), G.WithName("x"))
-		h := b.relu(b.dense(x, "fc1", in, hidden))
-		logits = b.dense(h, "fc2", hidden, s.Classes)
-	case LeNet:
-		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, 28, 28), G.WithName("x"))
-		h := b.pool(b.relu(b.conv(x, "conv1", s.Channels, 6, 5, 2, true)))
-		h = b.pool(b.relu(b.conv(h, "conv2", 6, 16, 5, 0, true)))
-		if b.err == nil {
-			h = b.must(G.Reshape(h, tensor.Shape{bs, 400}))
-		}
-		h = b.relu(b.dense(h, "fc3", 400, 120))
-		h = b.relu(b.dense(h, "fc4", 120, 84))
-		logits = b.dense(h, "fc5", 84, s.Classes)
-	case CNN:
+	if s.Kind == MLP { // the MLP takes its images flat
+		x = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, s.Channels*s.Height*s.Width), G.WithName("x"))
+	} else {
 		x = G.NewTensor(g, tensor.Float32, 4, G.WithShape(bs, s.Channels, s.Height, s.Width), G.WithName("x"))
-		block := func(h *G.Node, name string, in, out int) *G.Node {
-			return b.relu(b.batchNorm(b.conv(h, name, in, out, 3, 1, false), name+".bn", out))
-		}
-		h := block(x, "conv1", s.Channels, 32)
-		h = b.pool(block(h, "conv2", 32, 32))
-		h = b.pool(block(h, "conv3", 32, 64))
-		h = block(h, "conv4", 64, 128)
-		if b.err == nil {
-			// Global average pool to (bs, 128). Not G.Mean(h, 2, 3):
-			// gorgonia.org/tensor v0.9.24 sums a middle axis of a 4-D
-			// tensor wrongly for some shapes (N×C×4×4 along 2 and 3 gives
-			// wrong values), so flatten the plane and reduce the last axis.
-			hs := h.Shape()
-			h = b.must(G.Reshape(h, tensor.Shape{bs, hs[1], hs[2] * hs[3]}))
-			h = b.must(G.Mean(h, 2))
-		}
-		logits = b.dense(h, "fc", 128, s.Classes)
+	}
+	logits := x
+	for _, l := range s.Layers() {
+		logits = b.layer(logits, l)
 	}
 	if b.err != nil {
 		return nil, fmt.Errorf("%w: building %s: %w", ErrModel, s.Kind, b.err)
@@ -354,9 +369,7 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		if gr.grads, err = G.Grad(gr.loss, nodes...); err != nil {
 			return nil, fmt.Errorf("%w: differentiating: %w", ErrModel, err)
 		}
-		gr.vm = G.NewTapeMachine(g, G.BindDualValues(nodes...))
-	} else {
-		gr.vm = G.NewTapeMachine(g)
+		gr.bind = nodes
 	}
 	return gr, nil
 }
@@ -364,7 +377,16 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 // InputSize is the number of floats of one example.
 func (n *Net) InputSize() int { return n.Spec.Channels * n.Spec.Height * n.Spec.Width }
 
+// run runs the graph on gorgonia's tape machine, made on the first call:
+// the executor plans the graphs without it.
 func (gr *graph) run(x, y []float32) error {
+	if gr.vm == nil {
+		if gr.bind != nil {
+			gr.vm = G.NewTapeMachine(gr.g, G.BindDualValues(gr.bind...))
+		} else {
+			gr.vm = G.NewTapeMachine(gr.g)
+		}
+	}
 	copy(gr.xT.Data().([]float32), x)
 	if gr.yT != nil {
 		copy(gr.yT.Data().([]float32), y)

@@ -27,7 +27,7 @@ type bnOp struct {
 }
 
 func newBNOp(n, c, hw int) *bnOp {
-	op := &bnOp{n: n, c: c, hw: hw, momentum: 0.1, eps: 1e-5, training: true,
+	op := &bnOp{n: n, c: c, hw: hw, momentum: 0.1, eps: BatchNormEpsilon, training: true,
 		running: make([]float32, 2*c), save: make([]float32, 2*c)}
 	for i := c; i < 2*c; i++ {
 		op.running[i] = 1
