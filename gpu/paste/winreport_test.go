@@ -47,6 +47,17 @@ func TestWindowsReports(t *testing.T) {
 		t.Errorf("the traceback's torch, as quoted: %q", q)
 	}
 
+	// Each DataLoader worker (a spawned process) loads torch's CUDA DLLs
+	// again, until Windows' paging file is full.
+	f = readWindowsReport(t, "dataloader_winerror_1455.txt")
+	h, ok = hasSignature(f, "windows_torch_dll_paging_file_1455")
+	if !ok || h.Values["library"] != "cudnn_cnn64_9.dll" || f.Host.OS != "windows" {
+		t.Errorf("WinError 1455 in a DataLoader worker: %+v (os %q)", f.Paste.Signatures, f.Host.OS)
+	}
+	if _, ok := hasSignature(f, "windows_torch_dll_winerror_126"); ok {
+		t.Error("WinError 1455 is not the Visual C++ runtime's WinError 126")
+	}
+
 	// dxdiag gives the driver in Windows' form: 31.0.15.3623 is 536.23;
 	// Intel's 31.0.101.4502 is not an NVIDIA version and is left alone.
 	f = readWindowsReport(t, "dxdiag.txt")
