@@ -111,15 +111,16 @@ func (p *prober) linuxPythonCandidates() []candidate {
 	}
 	var globs []string
 	if home != "" {
+		j := p.sys.join
 		globs = append(globs,
-			home+"/.venv*/bin/python", home+"/venv*/bin/python", home+"/.virtualenvs/*/bin/python",
-			home+"/.pyenv/versions/*/bin/python", home+"/.pyenv/versions/*/envs/*/bin/python")
+			j(home, ".venv*", "bin", "python"), j(home, "venv*", "bin", "python"), j(home, ".virtualenvs", "*", "bin", "python"),
+			j(home, ".pyenv", "versions", "*", "bin", "python"), j(home, ".pyenv", "versions", "*", "envs", "*", "bin", "python"))
 		for _, c := range []string{"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"} {
-			globs = append(globs, home+"/"+c+"/bin/python", home+"/"+c+"/envs/*/bin/python")
+			globs = append(globs, j(home, c, "bin", "python"), j(home, c, "envs", "*", "bin", "python"))
 		}
 	}
 	for _, c := range []string{"/opt/conda", "/opt/miniconda3", "/opt/anaconda3"} {
-		globs = append(globs, c+"/bin/python", c+"/envs/*/bin/python")
+		globs = append(globs, p.sys.join(c, "bin", "python"), p.sys.join(c, "envs", "*", "bin", "python"))
 	}
 	for _, g := range globs {
 		for _, hit := range p.glob(g) {
@@ -272,16 +273,19 @@ func (p *prober) siteDirs(env gpu.PythonEnv, cfg map[string]string) []string {
 	v := env.Version
 	userSite := env.Kind != "venv" && p.o.Environ["PYTHONNOUSERSITE"] == ""
 	if userSite && p.o.Home != "" && v != "" {
-		dirs = append(dirs, p.o.Home+"/.local/lib/python"+v+"/site-packages")
+		dirs = append(dirs, p.sys.join(p.o.Home, ".local", "lib", "python"+v, "site-packages"))
 	}
 	prefixes := []string{env.Prefix}
 	if env.Kind == "venv" && strings.EqualFold(cfg["include-system-site-packages"], "true") && cfg["home"] != "" {
 		prefixes = append(prefixes, p.sys.dir(cfg["home"]))
 	}
 	for _, pre := range prefixes {
-		dirs = append(dirs, pre+"/lib/python"+v+"/site-packages")
+		if pre == "" {
+			continue // no prefix: a relative folder would be read from the working folder
+		}
+		dirs = append(dirs, p.sys.join(pre, "lib", "python"+v, "site-packages"))
 		if pre == "/usr" || pre == "/usr/local" {
-			dirs = append(dirs, "/usr/local/lib/python"+v+"/dist-packages", "/usr/lib/python3/dist-packages", "/usr/lib/python"+v+"/dist-packages")
+			dirs = append(dirs, p.sys.join("/usr/local/lib", "python"+v, "dist-packages"), "/usr/lib/python3/dist-packages", p.sys.join("/usr/lib", "python"+v, "dist-packages"))
 		}
 	}
 	return p.existingDirs(dirs)
