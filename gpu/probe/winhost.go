@@ -108,6 +108,22 @@ const (
 func (p *prober) probeWinHost(ctx context.Context) (func(*gpu.Facts), error) {
 	reg := p.sys.join(p.system32(), "reg.exe")
 	var errs []error
+	// The two queries run side by side: each is a process of its own
+	// (a good part of a second under Wine).
+	type answer struct {
+		out []byte
+		err error
+	}
+	lpc := make(chan answer, 1)
+	go func() {
+		defer func() { // a panicking Runner fails this query, not the program
+			if r := recover(); r != nil {
+				lpc <- answer{nil, fmt.Errorf("reg query crashed: %v", r)}
+			}
+		}()
+		out, err := p.o.Runner.Run(ctx, reg, "query", regFileSystem, "/v", "LongPathsEnabled")
+		lpc <- answer{out, err}
+	}()
 	ver, err := p.o.Runner.Run(ctx, reg, "query", regWindowsVersion)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("the Windows version (reg query %s): %w", regWindowsVersion, err))
@@ -115,7 +131,8 @@ func (p *prober) probeWinHost(ctx context.Context) (func(*gpu.Facts), error) {
 	values := ParseRegQuery(string(ver))
 	version, build := windowsRelease(values)
 	var long *bool
-	lp, err := p.o.Runner.Run(ctx, reg, "query", regFileSystem, "/v", "LongPathsEnabled")
+	a := <-lpc
+	lp, err := a.out, a.err
 	switch v, ok := ParseRegQuery(string(lp))["LongPathsEnabled"]; {
 	case err == nil && ok:
 		on := v != "0x0" && v != "0"
