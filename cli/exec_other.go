@@ -19,10 +19,3 @@ func execProgram(path string, args, environ []string) error {
 	}
 	return err
 }
-
-// executableFile says whether st is a file to run: any regular file, for
-// Windows keeps no execute bits (a program is found by its extension, and
-// the gpuwizard sent to Linux nodes has none).
-func executableFile(st os.FileInfo) bool {
-	return st.Mode().IsRegular()
-}

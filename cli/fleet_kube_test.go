@@ -138,7 +138,9 @@ func TestFleetKubeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	linkProgram(t, exe, filepath.Join(bin, "kubectl"))
+	if err := os.Symlink(exe, filepath.Join(bin, "kubectl")); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv(fakeKubectlEnv, dir)
 	nodes, _ := json.Marshal(map[string]any{"items": []any{fakeNode("gpu-a", 8, false), fakeNode("gpu-b", 1, false),
@@ -152,10 +154,7 @@ func TestFleetKubeRun(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	// 5 s: under Wine each kubectl call starts this test binary again,
-	// which takes a good part of a second on a loaded machine ("busy"
-	// waits out twice this before it is called timed out).
-	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", "5s", "--binary", exe},
+	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", "1s", "--binary", exe},
 		Env{Stdout: &stdout, Stderr: &stderr})
 	var r fleet.Report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
@@ -241,26 +240,5 @@ func TestFleetMerge(t *testing.T) {
 	if code := Fleet(context.Background(), []string{"merge", filepath.Join(dir, "a.json")}, Env{Stdout: &stdout, Stderr: &stderr}); code != ExitOK ||
 		!strings.Contains(stdout.String(), "Fleet: all 1 node ready") {
 		t.Fatalf("one ready node: exit %d\n%s", code, stdout.String())
-	}
-}
-
-// linkProgram makes the program exe runnable as name too: a symbolic
-// link, or on Windows (exe is a .exe) a copy named name.exe, for Windows
-// finds commands by their extension and cannot remove a link to a
-// program that runs (this test binary) when the test's folder goes.
-func linkProgram(t *testing.T, exe, name string) {
-	t.Helper()
-	if !strings.EqualFold(filepath.Ext(exe), ".exe") {
-		if err := os.Symlink(exe, name); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name+".exe", b, 0o755); err != nil {
-		t.Fatal(err)
 	}
 }
