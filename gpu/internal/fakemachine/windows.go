@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gpuwizard/gpu/nvml"
 )
@@ -37,7 +38,11 @@ const (
 func WindowsMachine(t testing.TB, nv nvml.Library) *Machine {
 	t.Helper()
 	m := &Machine{Files: map[string]string{}, Links: map[string]string{}, Env: map[string]string{},
-		Run: Runner{}, NVML: nv, GOOS: "windows", Home: WindowsHome, Cwd: WindowsProject}
+		Run: Runner{}, NVML: nv, GOOS: "windows", Home: WindowsHome, Cwd: WindowsProject,
+		// Nothing here hangs: a long timeout keeps a slow source answering
+		// (under Wine on a loaded machine the python source took more than
+		// the default 2 s). A test of hangs sets its own.
+		Timeout: 20 * time.Second}
 	root := filepath.Join(WindowsDir, "root")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
