@@ -27,7 +27,8 @@ type Facts struct {
 	Pythons     []PythonEnv    `json:"pythons"`
 	Deep        []DeepResult   `json:"deep,omitempty"`
 	Sources     []SourceStatus `json:"sources"`
-	Paste       *PasteFacts    `json:"paste,omitempty"` // what a pasted report said, when Origin is "paste"
+	Paste       *PasteFacts    `json:"paste,omitempty"`   // what a pasted report said, when Origin is "paste"
+	Windows     *WindowsFacts  `json:"windows,omitempty"` // what only a Windows machine has (winfacts.go)
 
 	// Skipped are the files the probe would have read but refused: not a
 	// regular file (a link to /dev/zero, a named pipe) or bigger than its
@@ -184,6 +185,11 @@ type GPU struct {
 	MIGEnabled      *bool     `json:"mig_enabled,omitempty"`
 	Processes       []Process `json:"processes,omitempty"`
 	Errors          []string  `json:"errors,omitempty"` // values the GPU would not give, and why
+	// DriverModel and DriverModelPending are Windows' driver model of
+	// the GPU ("WDDM", "TCC", "MCDM"), now and after a restart, as
+	// nvidia-smi reports them; "" elsewhere or unknown.
+	DriverModel        string `json:"driver_model,omitempty"`
+	DriverModelPending string `json:"driver_model_pending,omitempty"`
 }
 
 // Process is a compute process holding GPU memory.

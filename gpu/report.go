@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 	}
 	b.WriteString(c(verdictColor, r.Verdict) + "\n\n")
 	const indent = "            "
+	prompt, _ := r.shell()
 	for _, f := range r.Findings {
 		label := fmt.Sprintf("%s %-8s", sevMark[f.Severity], strings.ToUpper(string(f.Severity)))
 		b.WriteString(c(sevColor[f.Severity], label) + "   " + c(ansiBold, f.Title) + "\n")
@@ -53,7 +55,7 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 				b.WriteString(indent + prefix + Sanitize(s.Text) + "\n")
 			}
 			if s.Command != "" {
-				b.WriteString(indent + "  " + c(ansiBold, "$ "+s.Command) + "\n")
+				b.WriteString(indent + "  " + c(ansiBold, prompt+s.Command) + "\n")
 			}
 		}
 		b.WriteString("\n")
@@ -63,9 +65,20 @@ func (r Report) WriteText(w io.Writer, color bool) error {
 	return err
 }
 
+// shell is the prompt the text shows before a fix's command, and the
+// Markdown language of its code block: PowerShell's on Windows (its fixes
+// are PowerShell commands), a POSIX shell's elsewhere.
+func (r Report) shell() (prompt, lang string) {
+	if r.Facts != nil && r.Facts.Host.OS == "windows" {
+		return "PS> ", "powershell"
+	}
+	return "$ ", "sh"
+}
+
 // WriteMarkdown writes the report for an issue or a forum post.
 func (r Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
+	_, lang := r.shell()
 	b.WriteString("## gpuwizard doctor\n\n**" + r.Verdict + "**\n\n")
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "### %s %s: %s\n\n", sevMark[f.Severity], f.Severity, f.Title)
@@ -82,7 +95,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 					fmt.Fprintf(&b, "%d.\n", i+1)
 				}
 				if s.Command != "" {
-					b.WriteString("   ```sh\n   " + s.Command + "\n   ```\n")
+					b.WriteString("   ```" + lang + "\n   " + s.Command + "\n   ```\n")
 				}
 			}
 			b.WriteString("\n")
@@ -136,8 +149,8 @@ func (f *Facts) Summary() string {
 	}
 	if len(pci) > 0 {
 		row("PCI", strings.Join(pci, "; "))
-	} else if _, ok := f.Source("pci"); ok {
-		row("PCI", "no NVIDIA GPU")
+	} else if st, ok := f.Source("pci"); ok && st.OK {
+		row("PCI", "no NVIDIA GPU") // when it could not be read, "unanswered" says why
 	}
 	nv := f.NVML.Status
 	if f.NVML.DriverVersion != "" {
@@ -151,6 +164,9 @@ func (f *Facts) Summary() string {
 	}
 	for _, g := range f.NVML.GPUs {
 		row(fmt.Sprintf("GPU %d", g.Index), fmt.Sprintf("%s, CC %s, %d/%d MiB used", g.Name, g.CC, g.MemoryUsedMiB, g.MemoryTotalMiB))
+	}
+	for _, r := range f.Windows.summaryRows(f.NVML.GPUs) {
+		row(r[0], r[1])
 	}
 	var kits []string
 	for _, t := range f.CUDA.Toolkits {
@@ -176,7 +192,7 @@ func (f *Facts) Summary() string {
 	}
 	for _, e := range f.Env {
 		if e.Set && (strings.HasPrefix(e.Name, "CUDA_") || e.Name == "NVIDIA_VISIBLE_DEVICES") {
-			row(e.Name, fmt.Sprintf("%q", e.Value))
+			row(e.Name, quoteValue(e.Value))
 		}
 	}
 	var bare []string
@@ -218,4 +234,14 @@ func (f *Facts) Summary() string {
 		row("skipped", s.Reason)
 	}
 	return b.String()
+}
+
+// quoteValue shows an environment value in double quotes, escaped (Go's
+// way) only when it holds a quote or what a terminal would not show: a
+// Windows path keeps its single backslashes.
+func quoteValue(v string) string {
+	if strings.ContainsRune(v, '"') || strings.IndexFunc(v, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(v)
+	}
+	return `"` + v + `"`
 }

@@ -45,7 +45,7 @@ func (a WheelAdvice) pip(python, flags string) string {
 		python = "python3"
 	}
 	return fmt.Sprintf("%s -m pip install %storch==%s.* torchvision==%s.* --index-url %s",
-		gpu.ShellQuote(python), flags, a.Torch, a.TorchVision, a.IndexURL)
+		gpu.CommandWord(python), flags, a.Torch, a.TorchVision, a.IndexURL)
 }
 
 // pythonInRange checks "3.11" against "3.10-3.14".

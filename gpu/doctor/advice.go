@@ -79,7 +79,7 @@ func (j *judge) releaseFix(env gpu.PythonEnv, py string) []gpu.Step {
 		if i > 0 {
 			text = fmt.Sprintf("Or, with an older driver, for %s (driver ≥ %s):", v.Name, floor)
 		}
-		steps = append(steps, gpu.Step{Text: text, Command: fmt.Sprintf("%s -m pip install --force-reinstall torch==%s.* torchvision==%s.* --index-url https://download.pytorch.org/whl/%s", gpu.ShellQuote(py), r.Version, r.TorchVision, v.Name)})
+		steps = append(steps, gpu.Step{Text: text, Command: fmt.Sprintf("%s -m pip install --force-reinstall torch==%s.* torchvision==%s.* --index-url https://download.pytorch.org/whl/%s", gpu.CommandWord(py), r.Version, r.TorchVision, v.Name)})
 		if i == 1 {
 			break
 		}

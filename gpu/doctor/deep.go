@@ -19,7 +19,7 @@ func (j *judge) ruleDeep() {
 			j.add(gpu.Finding{ID: "deep_check_failed", Cause: gpu.CauseOther, Severity: gpu.SevWarning,
 				Title:    "The deep check could not run in " + d.Interpreter,
 				Evidence: []string{d.Error},
-				Fix:      []gpu.Step{{Text: "Run it by hand to see the full error:", Command: gpu.ShellQuote(d.Interpreter) + ` -c "import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()"`}}})
+				Fix:      []gpu.Step{{Text: "Run it by hand to see the full error:", Command: gpu.CommandWord(d.Interpreter) + ` -c "import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()"`}}})
 			continue
 		}
 		texts := append([]string{d.Error}, d.Warnings...)

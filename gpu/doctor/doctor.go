@@ -79,6 +79,7 @@ var rules = []rule{
 	{"other frameworks", (*judge).ruleOtherFrameworks},
 	{"installs", (*judge).ruleInstalls},
 	{"toolkits", (*judge).ruleToolkits},
+	{"windows", (*judge).ruleWindows},
 	{"deep check", (*judge).ruleDeep},
 	{"report", (*judge).judgePaste},
 	{"advice", (*judge).ruleAdvice},

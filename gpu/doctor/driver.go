@@ -28,6 +28,9 @@ func (j *judge) ruleDriver() { j.driverOK = j.judgeDriver() }
 // judgeDriver judges the driver and reports whether it answers.
 func (j *judge) judgeDriver() bool {
 	f := j.f
+	if f.Windows != nil {
+		return j.judgeWindowsDriver()
+	}
 	nv := f.NVML
 	pci := j.nvidiaPCI()
 	var pciEv []string
@@ -139,6 +142,9 @@ func (j *judge) rebootFinding(ev []string) gpu.Finding {
 }
 
 func (j *judge) driverInstallFix() []gpu.Step {
+	if j.windows() {
+		return windowsDriverFix()
+	}
 	switch j.f.Host.Distro {
 	case "ubuntu", "pop", "linuxmint":
 		return []gpu.Step{{Text: "Install the recommended NVIDIA driver, then restart:", Command: "sudo ubuntu-drivers install && sudo reboot"}}

@@ -21,7 +21,15 @@ const (
 // concrete with what the report shows (the driver, the GPU, the library).
 func (j *judge) causeFix(h gpu.SignatureHit) []gpu.Step {
 	if s, ok := catalog.Default().ByID(h.ID); ok && len(s.Fix) > 0 {
+		if j.windows() {
+			return powerShellSteps(s.Fix) // && is not Windows PowerShell's (windows_frameworks.go)
+		}
 		return s.Fix
+	}
+	if j.windows() {
+		if steps := j.windowsCauseFix(h); steps != nil {
+			return steps // in PowerShell (windows_frameworks.go)
+		}
 	}
 	v := h.Values
 	switch h.Cause {

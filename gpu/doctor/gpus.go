@@ -32,7 +32,7 @@ func (j *judge) ruleAdvice() {
 	for _, r := range j.advice.Rejected {
 		ev = append(ev, "not newer: "+r)
 	}
-	py := "python3"
+	py := j.defaultPython()
 	if e, ok := j.primaryPython(); ok {
 		py = e.Interpreter
 	}
@@ -82,10 +82,11 @@ func (j *judge) ruleGPUsOK() {
 		}
 	}
 	if !any && len(j.visible) > 0 {
-		fix := []gpu.Step{{Text: "gpuwizard's own trainer uses the GPU without Python. For YOLO or PyTorch, make an environment:", Command: "python3 -m venv ~/.venv-gpu"}}
+		create, venvPy := j.freshVenv()
+		fix := []gpu.Step{{Text: "gpuwizard's own trainer uses the GPU without Python. For YOLO or PyTorch, make an environment:", Command: create}}
 		if j.advice.OK {
-			fix = append(fix, gpu.Step{Text: "Install PyTorch for this machine:", Command: j.advice.PipCommand("~/.venv-gpu/bin/python")},
-				gpu.Step{Text: "And Ultralytics YOLO:", Command: "~/.venv-gpu/bin/python -m pip install ultralytics"})
+			fix = append(fix, gpu.Step{Text: "Install PyTorch for this machine:", Command: j.advice.PipCommand(venvPy)},
+				gpu.Step{Text: "And Ultralytics YOLO:", Command: gpu.CommandWord(venvPy) + " -m pip install ultralytics"})
 		}
 		j.add(gpu.Finding{ID: "no_framework", Cause: gpu.CauseOther, Severity: gpu.SevInfo,
 			Title: "No PyTorch, TensorFlow or JAX found in any Python environment", Evidence: []string{plural.Count(len(j.f.Pythons), "Python environment") + " searched"}, Fix: fix})

@@ -9,8 +9,9 @@ import (
 )
 
 // HealthSources are the probe sources the health check runs: the driver
-// layer alone (no Python, no library scan), in milliseconds.
-var HealthSources = []string{"nvml", "pci", "driver", "host"}
+// layer alone (no Python, no library scan), in milliseconds. Windows has
+// nvidia_smi where Linux has driver.
+var HealthSources = []string{"nvml", "pci", "driver", "nvidia_smi", "host"}
 
 // healthCauses are the causes that make a node unhealthy: the driver
 // layer, not the frameworks (a user's wheel is no reason to drain a node).

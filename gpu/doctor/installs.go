@@ -51,7 +51,7 @@ func (j *judge) ruleInstalls() {
 				}
 				ev = append(ev, s)
 			}
-			fix := []gpu.Step{{Text: "Remove the copy you do not want, e.g. the one in your user site:", Command: gpu.ShellQuote(e.Interpreter) + " -m pip uninstall torch"}}
+			fix := []gpu.Step{{Text: "Remove the copy you do not want, e.g. the one in your user site:", Command: gpu.CommandWord(e.Interpreter) + " -m pip uninstall torch"}}
 			if strings.Contains(copies[0].Location, "/.local/") {
 				fix = append(fix, gpu.Step{Text: "Or ignore the user site for this run:", Command: "export PYTHONNOUSERSITE=1"})
 			}
@@ -72,7 +72,7 @@ func (j *judge) ruleInstalls() {
 			j.add(gpu.Finding{ID: "mixed_nvidia_wheels", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
 				Title:    "NVIDIA library wheels for different CUDA majors are mixed in " + e.Interpreter,
 				Evidence: ev,
-				Fix:      []gpu.Step{{Text: "Use a fresh virtual environment for one CUDA major:", Command: "python3 -m venv ~/.venv-gpu"}}})
+				Fix:      []gpu.Step{{Text: "Use a fresh virtual environment for one CUDA major:", Command: j.freshVenvCommand()}}})
 		}
 	}
 	var cudaEnvs []tenv
@@ -93,7 +93,7 @@ func (j *judge) ruleInstalls() {
 				Title: fmt.Sprintf("`%s` runs %s, which %s; the CUDA torch is in %s", primary.Commands[0], primary.Interpreter, state, other.env.Interpreter),
 				Evidence: []string{fmt.Sprintf("%s → %s (%s)", strings.Join(primary.Commands, ", "), primary.Interpreter, strings.Join(primary.FoundVia, ", ")),
 					pkgWhere(other.env, other.pk)},
-				Fix: []gpu.Step{{Text: "Run your training with that interpreter:", Command: gpu.ShellQuote(other.env.Interpreter) + " train.py"},
+				Fix: []gpu.Step{{Text: "Run your training with that interpreter:", Command: gpu.CommandWord(other.env.Interpreter) + " train.py"},
 					{Text: "Or activate its environment first (venv/conda), so `python` means it."}}})
 		}
 	}
@@ -104,7 +104,7 @@ func (j *judge) ruleInstalls() {
 				Title: fmt.Sprintf("`%s` runs %s, which has no torch; torch %s is only in %s", primary.Commands[0], primary.Interpreter, other.pk.Version, other.env.Interpreter),
 				Evidence: []string{fmt.Sprintf("%s → %s (%s)", strings.Join(primary.Commands, ", "), primary.Interpreter, strings.Join(primary.FoundVia, ", ")),
 					pkgWhere(other.env, other.pk)},
-				Fix: []gpu.Step{{Text: "A script started with `" + primary.Commands[0] + "` cannot import torch; run it with the interpreter that has it:", Command: gpu.ShellQuote(other.env.Interpreter) + " train.py"}}})
+				Fix: []gpu.Step{{Text: "A script started with `" + primary.Commands[0] + "` cannot import torch; run it with the interpreter that has it:", Command: gpu.CommandWord(other.env.Interpreter) + " train.py"}}})
 		}
 	}
 	if len(withTorch) > 1 {
@@ -138,7 +138,7 @@ func (j *judge) ruleInstalls() {
 			Title: fmt.Sprintf("`yolo` runs %s, not the %s that `%s` runs", e.Interpreter, primary.Interpreter, primary.Commands[0]),
 			Evidence: []string{fmt.Sprintf("yolo → %s (%s)", e.Interpreter, strings.Join(e.FoundVia, ", ")),
 				fmt.Sprintf("%s → %s", primary.Commands[0], primary.Interpreter), "torch for yolo: " + gpu.OrUnknown(ypk.Version)},
-			Fix: []gpu.Step{{Text: "Run Ultralytics through the interpreter you set up:", Command: gpu.ShellQuote(primary.Interpreter) + " -m ultralytics checks"}}})
+			Fix: []gpu.Step{{Text: "Run Ultralytics through the interpreter you set up:", Command: gpu.CommandWord(primary.Interpreter) + " -m ultralytics checks"}}})
 	}
 }
 

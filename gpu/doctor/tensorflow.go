@@ -34,13 +34,16 @@ func (j *judge) judgeTF(env gpu.PythonEnv, pk gpu.Package, inUse, gpuHW bool) {
 		ev = append(ev, b)
 	}
 	ver := gpu.MajorMinor(pk.Version)
-	tfFix := []gpu.Step{{Text: "Install TensorFlow with its CUDA libraries (Linux and WSL 2):", Command: fmt.Sprintf("%s -m pip install \"tensorflow[and-cuda]==%s.*\"", gpu.ShellQuote(env.Interpreter), ver)}}
+	tfFix := []gpu.Step{{Text: "Install TensorFlow with its CUDA libraries (Linux and WSL 2):", Command: fmt.Sprintf("%s -m pip install \"tensorflow[and-cuda]==%s.*\"", gpu.CommandWord(env.Interpreter), ver)}}
 	if j.windows() && gpu.VersionAtLeast(pk.Version, "2.11") {
 		j.add(gpu.Finding{ID: "tf_windows_native_no_gpu", Cause: gpu.CauseCPUOnlyBuild, Severity: sevInUse(inUse),
 			Title:    fmt.Sprintf("TensorFlow %s has no GPU support on native Windows (2.10 was the last)", pk.Version),
 			Evidence: ev,
-			Fix: []gpu.Step{{Text: "Use TensorFlow inside WSL 2 (recommended):", Command: "wsl --install"},
-				{Text: "Or stay on native Windows with TensorFlow 2.10:", Command: `conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0 && python -m pip install "tensorflow<2.11"`}}})
+			Fix:      tfWindowsFix(env)})
+		return
+	}
+	if j.f.Windows != nil {
+		j.judgeTFWindows(env, pk, inUse, gpuHW) // the DLLs PATH reaches (windows_frameworks.go)
 		return
 	}
 	if !gpuHW {

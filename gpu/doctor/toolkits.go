@@ -33,6 +33,9 @@ func (j *judge) ruleToolkits() {
 				j.driverUpgradeSteps()...)}, weight)
 	}
 	for _, n := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if j.f.Windows != nil {
+			break // judged with CUDA_PATH_V* by the Windows rules
+		}
 		if ev, ok := j.f.EnvVar(n); ok && ev.Value != "" {
 			found := false
 			for _, t := range j.f.CUDA.Toolkits {

@@ -54,9 +54,9 @@ func (j *judge) judgeTorch(env gpu.PythonEnv, pk gpu.Package, inUse, gpuHW bool)
 				Evidence: ev})
 			return
 		}
+		title, ev := j.windowsCPUTorch(pk, fmt.Sprintf("torch %s in %s is a CPU-only build: it can never use the GPU", pk.Version, env.Interpreter), ev)
 		j.add(gpu.Finding{ID: "torch_cpu_only", Cause: gpu.CauseCPUOnlyBuild, Severity: sevInUse(inUse),
-			Title:    fmt.Sprintf("torch %s in %s is a CPU-only build: it can never use the GPU", pk.Version, env.Interpreter),
-			Evidence: ev, Fix: j.wheelFix(env)})
+			Title: title, Evidence: ev, Fix: j.wheelFix(env)})
 		return
 	}
 	if pk.CUDA == "" {
@@ -233,7 +233,7 @@ func (j *judge) judgeTorchvision(env gpu.PythonEnv, torch gpu.Package) {
 	}
 	fix := []gpu.Step{{Text: "Reinstall the pair from the same index:"}}
 	if variant := gpu.LocalTag(torch.Version); known && gpu.VariantCUDA(variant) != "" {
-		fix = []gpu.Step{{Text: "Reinstall the pair from the same index:", Command: fmt.Sprintf("%s -m pip install --force-reinstall torch==%s torchvision==%s.* --index-url https://download.pytorch.org/whl/%s", gpu.ShellQuote(env.Interpreter), torch.Version, r.TorchVision, variant)}}
+		fix = []gpu.Step{{Text: "Reinstall the pair from the same index:", Command: fmt.Sprintf("%s -m pip install --force-reinstall torch==%s torchvision==%s.* --index-url https://download.pytorch.org/whl/%s", gpu.CommandWord(env.Interpreter), torch.Version, r.TorchVision, variant)}}
 	} else {
 		fix = append(fix, j.wheelFix(env)...)
 	}

@@ -143,6 +143,8 @@ var recognisers = []recogniser{
 			pp.f.NVML.DriverVersion = m[1]
 			pp.quote("driver", s)
 		}},
+	// Windows' form of the driver version (dxdiag, Device Manager, WMI): winreport.go.
+	{anyOf: []string{"driver version", "driverversion"}, re: winDriverLineRE, last: true, apply: (*parser).windowsDriver},
 	{anyOf: []string{"cuda version", "cuda umd version"}, re: regexp.MustCompile(`^CUDA(?: UMD)? Version\s+:\s*(\d+\.\d+)\s*(?:\[[^\]]*\]\s*)?$`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.CUDADriverVersion = m[1]

@@ -27,7 +27,7 @@ func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
 	}
 	var errs []string
 	if nvcc := p.lookPath("nvcc"); nvcc != "" {
-		dir := filepath.Dir(filepath.Dir(nvcc))
+		dir := p.sys.dir(p.sys.dir(nvcc))
 		if t := add(dir, true); t != nil {
 			t.Version = p.toolkitFileVersion(dir)
 			if t.Version == "" {
@@ -42,18 +42,15 @@ func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
 	}
 	var dirs []string
 	for _, pat := range []string{"/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", "/usr/lib/cuda"} {
-		m, _ := filepath.Glob(p.file(pat))
-		for _, d := range m {
-			dirs = append(dirs, p.unroot(d))
-		}
+		dirs = append(dirs, p.glob(pat)...)
 	}
 	for _, n := range []string{"CUDA_HOME", "CUDA_PATH"} {
-		if v := p.o.Environ[n]; v != "" && filepath.IsAbs(v) {
+		if v := p.o.Environ[n]; v != "" && p.sys.isAbs(v) {
 			dirs = append(dirs, v)
 		}
 	}
 	for _, d := range dirs {
-		if !p.exists(d+"/bin/nvcc") && !p.exists(d+"/version.json") && !p.exists(d+"/version.txt") {
+		if !p.exists(p.sys.join(d, "bin", "nvcc")) && !p.exists(p.sys.join(d, "version.json")) && !p.exists(p.sys.join(d, "version.txt")) {
 			continue
 		}
 		if t := add(d, false); t != nil {
@@ -69,7 +66,7 @@ func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
 
 // toolkitFileVersion reads version.json (CUDA 11.1+) or version.txt.
 func (p *prober) toolkitFileVersion(dir string) string {
-	if b, err := p.readFile(dir+"/version.json", capSmall); err == nil {
+	if b, err := p.readFile(p.sys.join(dir, "version.json"), capSmall); err == nil {
 		var v struct {
 			CUDA struct {
 				Version string `json:"version"`
@@ -81,7 +78,7 @@ func (p *prober) toolkitFileVersion(dir string) string {
 			}
 		}
 	}
-	if b, err := p.readFile(dir+"/version.txt", capSmall); err == nil {
+	if b, err := p.readFile(p.sys.join(dir, "version.txt"), capSmall); err == nil {
 		s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "CUDA Version"))
 		if v, ok := gpu.ParseVersion(s); ok {
 			return v.String()
@@ -98,17 +95,6 @@ func (p *prober) realPath(path string) string {
 		return path
 	}
 	return p.unroot(r)
-}
-
-func (p *prober) unroot(path string) string {
-	if p.o.Root == "/" {
-		return path
-	}
-	rel, err := filepath.Rel(p.o.Root, path)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return path
-	}
-	return "/" + rel
 }
 
 // probeLibraries lists CUDA libraries the loader can see: the ldconfig
@@ -138,12 +124,12 @@ func (p *prober) probeLibraries(ctx context.Context) (func(*gpu.Facts), error) {
 		}
 		for _, e := range ents {
 			if n := gpu.LibName(e.Name()); n != "" {
-				libs = append(libs, gpu.Library{Name: n, Soname: e.Name(), Path: filepath.Join(dir, e.Name()), Version: gpu.SoVersion(e.Name()), Origin: origin})
+				libs = append(libs, gpu.Library{Name: n, Soname: e.Name(), Path: p.sys.join(dir, e.Name()), Version: gpu.SoVersion(e.Name()), Origin: origin})
 			}
 		}
 	}
-	for _, d := range filepath.SplitList(p.o.Environ["LD_LIBRARY_PATH"]) {
-		if filepath.IsAbs(d) {
+	for _, d := range p.sys.splitList(p.o.Environ["LD_LIBRARY_PATH"]) {
+		if p.sys.isAbs(d) {
 			scan(d, "LD_LIBRARY_PATH")
 		}
 	}
@@ -152,28 +138,35 @@ func (p *prober) probeLibraries(ctx context.Context) (func(*gpu.Facts), error) {
 	// version (libcudnn.so.8 → libcudnn.so.8.9.7).
 	for i := range libs {
 		real := p.realPath(libs[i].Path)
-		if v := gpu.SoVersion(filepath.Base(real)); len(v) > len(libs[i].Version) {
+		if v := gpu.SoVersion(p.sys.base(real)); len(v) > len(libs[i].Version) {
 			libs[i].Version = v
 		}
 	}
 	// cuDNN headers say the exact version even when the file names do not.
-	headers, _ := filepath.Glob(p.file("/usr/include/cudnn_version*.h"))
-	more, _ := filepath.Glob(p.file("/usr/include/*/cudnn_version*.h"))
-	more2, _ := filepath.Glob(p.file("/usr/local/cuda*/include/cudnn_version.h"))
-	headers = append(append(headers, more...), more2...)
-	for _, h := range headers {
-		b, err := p.readFile(p.unroot(h), capSource)
-		if err != nil {
-			continue
-		}
-		if v := gpu.ParseCudnnHeader(string(b)); v != "" {
-			libs = append(libs, gpu.Library{Name: "libcudnn", Soname: "cudnn_version.h", Path: p.unroot(h), Version: v, Origin: "header"})
-		}
+	var headers []string
+	for _, g := range []string{"/usr/include/cudnn_version*.h", "/usr/include/*/cudnn_version*.h", "/usr/local/cuda*/include/cudnn_version.h"} {
+		headers = append(headers, p.glob(g)...)
 	}
+	libs = append(libs, p.cudnnHeaders(headers)...)
 	sort.SliceStable(libs, func(i, j int) bool { return libs[i].Name < libs[j].Name })
 	apply := func(f *gpu.Facts) { f.CUDA.Libraries = libs }
 	if len(errs) > 0 {
 		return apply, fmt.Errorf("cuda libraries: %s", strings.Join(errs, "; "))
 	}
 	return apply, nil
+}
+
+// cudnnHeaders reads the cuDNN version of each cudnn_version.h.
+func (p *prober) cudnnHeaders(headers []string) []gpu.Library {
+	var libs []gpu.Library
+	for _, h := range headers {
+		b, err := p.readFile(h, capSource)
+		if err != nil {
+			continue
+		}
+		if v := gpu.ParseCudnnHeader(string(b)); v != "" {
+			libs = append(libs, gpu.Library{Name: "libcudnn", Soname: "cudnn_version.h", Path: h, Version: v, Origin: "header"})
+		}
+	}
+	return libs
 }

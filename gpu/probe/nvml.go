@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"gpuwizard/gpu"
 	"strconv"
-	"strings"
 
 	"gpuwizard/gpu/nvml"
 )
@@ -209,17 +208,4 @@ func throttleNames(mask uint64) []string {
 		}
 	}
 	return out
-}
-
-// nameProcesses fills process names from /proc when the PID is visible
-// (in a container, NVML reports host PIDs that are not).
-func (p *prober) nameProcesses(f *gpu.Facts) {
-	for gi := range f.NVML.GPUs {
-		for pi := range f.NVML.GPUs[gi].Processes {
-			pr := &f.NVML.GPUs[gi].Processes[pi]
-			if b, err := p.readFile(fmt.Sprintf("/proc/%d/comm", pr.PID), capSmall); err == nil {
-				pr.Name = strings.TrimSpace(string(b))
-			}
-		}
-	}
 }

@@ -69,12 +69,16 @@ func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byt
 
 // Options say where and how to probe. The zero value probes the live machine.
 type Options struct {
-	// Root is prefixed to every file path read (a fake machine in tests). "" is "/".
+	// Root is the folder a fake machine's files lie in (tests): a path of
+	// the probed machine is read at Root joined with its components
+	// (FakeRootFile). "" or "/" reads the live machine's own paths.
 	Root string
 	// Home and Cwd are the user's home and working folder, as paths on the
-	// probed machine. Empty: taken from the environment and os.Getwd.
+	// probed machine. Empty: taken from the environment (HOME, or
+	// USERPROFILE on Windows) and os.Getwd.
 	Home, Cwd string
-	// Environ is the environment to judge. Nil: os.Environ().
+	// Environ is the environment to judge. Nil: os.Environ(). On Windows
+	// its names are read without case (Path is PATH).
 	Environ map[string]string
 	// NVML is the management library. Nil: the real one (nvml.New()).
 	NVML nvml.Library
@@ -100,16 +104,21 @@ func (o *Options) fill() {
 	if o.Root == "" {
 		o.Root = "/"
 	}
+	if o.GOOS == "" {
+		o.GOOS = runtime.GOOS
+	}
 	if o.Environ == nil {
 		o.Environ = map[string]string{}
 		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
 				o.Environ[k] = v
 			}
 		}
 	}
+	sys := systemFor(o.GOOS, o.Environ)
+	o.Environ = sys.environ(o.Environ)
 	if o.Home == "" {
-		o.Home = o.Environ["HOME"]
+		o.Home = o.Environ[sys.homeVar()]
 	}
 	if o.Cwd == "" {
 		o.Cwd, _ = os.Getwd()
@@ -123,9 +132,6 @@ func (o *Options) fill() {
 	if o.DeepTimeout <= 0 {
 		o.DeepTimeout = 90 * time.Second
 	}
-	if o.GOOS == "" {
-		o.GOOS = runtime.GOOS
-	}
 	if o.GOARCH == "" {
 		o.GOARCH = runtime.GOARCH
 	}
@@ -138,8 +144,17 @@ func (o *Options) fill() {
 // skipped (its sources run concurrently: mu guards skipped).
 type prober struct {
 	o       Options
+	sys     system // the probed system's rules and sources (Options.GOOS)
 	mu      sync.Mutex
 	skipped []gpu.SkippedFile
+	// folded caches the fake root's folders as read without case (a
+	// Windows machine's names on a host that has case), guarded by mu.
+	folded map[string]map[string]string
+}
+
+// newProber is the prober of filled options.
+func newProber(o Options) *prober {
+	return &prober{o: o, sys: systemFor(o.GOOS, o.Environ)}
 }
 
 // trackedRunner counts the commands running, so that Probe returns only
@@ -198,12 +213,85 @@ const (
 	capLine   = 4 << 10  // the first line of a script (#!interpreter)
 )
 
-// file turns a path on the probed machine into a path to read here.
+// live says whether the probe reads this machine's own files.
+func (p *prober) live() bool { return p.o.Root == "/" }
+
+// file turns a path on the probed machine into a path to read here: the
+// path itself on the live machine, else the path's components joined
+// onto the fake root.
 func (p *prober) file(path string) string {
-	if p.o.Root == "/" {
+	if p.live() {
 		return path
 	}
-	return filepath.Join(p.o.Root, path)
+	comps := p.sys.components(path)
+	if _, folds := p.sys.(windowsSystem); folds {
+		return p.foldedFile(comps)
+	}
+	return filepath.Join(append([]string{p.o.Root}, comps...)...)
+}
+
+// foldedFile joins a Windows path's components onto the fake root,
+// each named as the folder spells it (C:\WINDOWS is the Windows folder,
+// as on Windows); a name no entry matches, and one with wildcards, is
+// kept as written.
+func (p *prober) foldedFile(comps []string) string {
+	host := p.o.Root
+	for _, c := range comps {
+		if !strings.ContainsAny(c, "*?[") {
+			c = p.foldName(host, c)
+		}
+		host = filepath.Join(host, c)
+	}
+	return host
+}
+
+// foldName is the entry of dir whose name is name without case, or name.
+func (p *prober) foldName(dir, name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names, ok := p.folded[dir]
+	if !ok {
+		ents, _ := os.ReadDir(dir)
+		names = make(map[string]string, len(ents))
+		for _, e := range ents {
+			names[strings.ToLower(e.Name())] = e.Name()
+		}
+		if p.folded == nil {
+			p.folded = map[string]map[string]string{}
+		}
+		p.folded[dir] = names
+	}
+	if real, ok := names[strings.ToLower(name)]; ok {
+		return real
+	}
+	return name
+}
+
+// unroot turns a file read here (a glob's match, a resolved link) back
+// into the probed machine's path; it is file's inverse.
+func (p *prober) unroot(host string) string {
+	if p.live() {
+		return host
+	}
+	rel, err := filepath.Rel(p.o.Root, host)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return host
+	}
+	if rel == "." {
+		return p.sys.fromComponents(nil)
+	}
+	return p.sys.fromComponents(strings.Split(rel, string(filepath.Separator)))
+}
+
+// glob lists the probed machine's paths matching pattern (a path of the
+// probed machine with * and ? in its names).
+func (p *prober) glob(pattern string) []string {
+	m, _ := filepath.Glob(p.file(pattern))
+	out := make([]string, 0, len(m))
+	for _, h := range m {
+		out = append(out, p.unroot(h))
+	}
+	return out
 }
 
 // readFile reads a file of the probed machine through safefile: a regular
@@ -212,7 +300,7 @@ func (p *prober) file(path string) string {
 // its error returned, as for a missing file, which the sources treat as
 // unknown.
 func (p *prober) readFile(path string, limit int64) ([]byte, error) {
-	b, err := safefile.ReadFile(p.file(path), limit, filepath.Base(path)+" files")
+	b, err := safefile.ReadFile(p.file(path), limit, p.sys.base(path)+" files")
 	if err != nil {
 		p.noteSkipped(path, err)
 		return nil, err
@@ -265,25 +353,37 @@ func (p *prober) exists(path string) bool {
 	return err == nil
 }
 
-// lookPath finds name in the probed PATH and returns every hit, in order.
+// lookPathAll finds the command name in the probed PATH, as the probed
+// system's shell does (Windows: name.exe, name.bat... by PATHEXT), and
+// returns every hit, in order.
 func (p *prober) lookPathAll(name string) []string {
 	var hits []string
 	seen := map[string]bool{}
-	for _, dir := range filepath.SplitList(p.o.Environ["PATH"]) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
-		}
-		full := filepath.Join(dir, name)
-		if seen[full] {
-			continue
-		}
-		seen[full] = true
-		st, err := os.Stat(p.file(full))
-		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			hits = append(hits, full)
+	for _, dir := range p.pathDirs() {
+		for _, file := range p.sys.exeNames(name) {
+			full := p.sys.join(dir, file)
+			if seen[p.sys.key(full)] {
+				continue
+			}
+			seen[p.sys.key(full)] = true
+			if st, err := os.Stat(p.file(full)); err == nil && p.sys.executable(file, st.Mode()) {
+				hits = append(hits, full)
+				break
+			}
 		}
 	}
 	return hits
+}
+
+// pathDirs are the absolute folders of the probed PATH, in order.
+func (p *prober) pathDirs() []string {
+	var out []string
+	for _, dir := range p.sys.splitList(p.o.Environ["PATH"]) {
+		if p.sys.isAbs(dir) {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 func (p *prober) lookPath(name string) string {
@@ -312,20 +412,12 @@ func Probe(ctx context.Context, opts Options) *gpu.Facts {
 	// Every source's context has ended when Probe returns (each is
 	// cancelled by runSource): wait for their commands to be killed.
 	defer runner.closeAndWait(2 * time.Second)
-	p := &prober{o: opts}
+	p := newProber(opts)
 	f := &gpu.Facts{Schema: gpu.FactsSchema, CollectedAt: opts.Now().UTC(), Origin: "live"}
 	f.Host.OS, f.Host.Arch = opts.GOOS, opts.GOARCH
 	f.Env = p.probeEnv()
 
-	sources := []source{
-		{"nvml", p.probeNVML},
-		{"pci", p.probePCI},
-		{"driver", p.probeDriver},
-		{"host", p.probeHost},
-		{"cuda_toolkits", p.probeToolkits},
-		{"cuda_libraries", p.probeLibraries},
-		{"python", p.probePythons},
-	}
+	sources := append([]source{{"nvml", p.probeNVML}}, p.sys.sources(p)...)
 	if opts.Only != nil {
 		kept := sources[:0]
 		for _, s := range sources {
@@ -356,7 +448,7 @@ func Probe(ctx context.Context, opts Options) *gpu.Facts {
 		f.Sources = append(f.Sources, r.st)
 	}
 	// The process table needs NVML's PIDs; it is cheap and local.
-	p.nameProcesses(f)
+	p.sys.nameProcesses(p, f)
 	if opts.Deep {
 		start := time.Now()
 		f.Deep = p.deepCheck(ctx, f)
@@ -421,8 +513,9 @@ var envNames = []string{
 }
 
 func (p *prober) probeEnv() []gpu.EnvVar {
-	out := make([]gpu.EnvVar, 0, len(envNames))
-	for _, n := range envNames {
+	names := append(append([]string{}, envNames...), p.sys.envNames(p.o.Environ)...)
+	out := make([]gpu.EnvVar, 0, len(names))
+	for _, n := range names {
 		v, ok := p.o.Environ[n]
 		out = append(out, gpu.EnvVar{Name: n, Value: v, Set: ok})
 	}

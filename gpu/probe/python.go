@@ -6,7 +6,6 @@ import (
 	"gpuwizard/gpu"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,21 +21,30 @@ type candidate struct {
 // probePythons finds every interpreter a user may be running and reads its
 // frameworks statically from site-packages: no Python is started.
 func (p *prober) probePythons(ctx context.Context) (func(*gpu.Facts), error) {
-	cands := p.pythonCandidates()
+	envs, err := p.findPythons(ctx)
+	return func(f *gpu.Facts) { f.Pythons = envs }, err
+}
+
+// findPythons describes every interpreter the system's candidates name,
+// one environment per prefix, and reads their packages. The error says
+// what could not be asked (the py launcher that failed); the
+// environments found are returned with it.
+func (p *prober) findPythons(ctx context.Context) ([]gpu.PythonEnv, error) {
+	cands, err := p.sys.pythonCandidates(ctx, p)
 	var envs []gpu.PythonEnv
-	index := map[string]int{} // prefix → position in envs
+	index := map[string]int{} // prefix (its key) → position in envs
 	for _, c := range cands {
 		if ctx.Err() != nil {
 			break
 		}
-		env, ok := p.describePython(c.path)
+		env, ok := p.sys.describePython(p, c.path)
 		if !ok {
 			continue
 		}
-		i, seen := index[env.Prefix]
+		i, seen := index[p.sys.key(env.Prefix)]
 		if !seen {
 			i = len(envs)
-			index[env.Prefix] = i
+			index[p.sys.key(env.Prefix)] = i
 			envs = append(envs, env)
 		}
 		e := &envs[i]
@@ -50,7 +58,7 @@ func (p *prober) probePythons(ctx context.Context) (func(*gpu.Facts), error) {
 	for i := range envs {
 		p.readPackages(&envs[i])
 	}
-	return func(f *gpu.Facts) { f.Pythons = envs }, nil
+	return envs, err
 }
 
 var (
@@ -58,9 +66,9 @@ var (
 	pythonVersionRE = regexp.MustCompile(`python([0-9]+\.[0-9]+)$`)
 )
 
-// pythonCandidates lists interpreter paths in the order a user meets them:
-// the commands on PATH first, then environments on disk.
-func (p *prober) pythonCandidates() []candidate {
+// linuxPythonCandidates lists interpreter paths in the order a user
+// meets them: the commands on PATH first, then environments on disk.
+func (p *prober) linuxPythonCandidates() []candidate {
 	var out []candidate
 	home, cwd := p.o.Home, p.o.Cwd
 	// The commands a user types, resolved the way the shell does.
@@ -73,14 +81,14 @@ func (p *prober) pythonCandidates() []candidate {
 			out = append(out, candidate{p.resolveShim(hit, name), "PATH (" + name + ")", cmd})
 		}
 	}
-	for _, dir := range filepath.SplitList(p.o.Environ["PATH"]) {
-		if !filepath.IsAbs(dir) || strings.Contains(dir, "/.pyenv/shims") {
+	for _, dir := range p.pathDirs() {
+		if strings.Contains(dir, "/.pyenv/shims") {
 			continue
 		}
 		ents, _ := os.ReadDir(p.file(dir))
 		for _, e := range ents {
 			if pythonNameRE.MatchString(e.Name()) && e.Name() != "python3" {
-				out = append(out, candidate{filepath.Join(dir, e.Name()), "PATH (" + e.Name() + ")", ""})
+				out = append(out, candidate{p.sys.join(dir, e.Name()), "PATH (" + e.Name() + ")", ""})
 			}
 		}
 	}
@@ -91,32 +99,32 @@ func (p *prober) pythonCandidates() []candidate {
 		}
 	}
 	if v := p.o.Environ["VIRTUAL_ENV"]; v != "" {
-		out = append(out, candidate{v + "/bin/python", "VIRTUAL_ENV", ""})
+		out = append(out, candidate{p.sys.join(v, "bin", "python"), "VIRTUAL_ENV", ""})
 	}
 	if v := p.o.Environ["CONDA_PREFIX"]; v != "" {
-		out = append(out, candidate{v + "/bin/python", "CONDA_PREFIX", ""})
+		out = append(out, candidate{p.sys.join(v, "bin", "python"), "CONDA_PREFIX", ""})
 	}
 	if cwd != "" {
 		for _, v := range []string{".venv", "venv"} {
-			out = append(out, candidate{filepath.Join(cwd, v, "bin/python"), "./" + v, ""})
+			out = append(out, candidate{p.sys.join(cwd, v, "bin", "python"), "./" + v, ""})
 		}
 	}
 	var globs []string
 	if home != "" {
+		j := p.sys.join
 		globs = append(globs,
-			home+"/.venv*/bin/python", home+"/venv*/bin/python", home+"/.virtualenvs/*/bin/python",
-			home+"/.pyenv/versions/*/bin/python", home+"/.pyenv/versions/*/envs/*/bin/python")
+			j(home, ".venv*", "bin", "python"), j(home, "venv*", "bin", "python"), j(home, ".virtualenvs", "*", "bin", "python"),
+			j(home, ".pyenv", "versions", "*", "bin", "python"), j(home, ".pyenv", "versions", "*", "envs", "*", "bin", "python"))
 		for _, c := range []string{"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"} {
-			globs = append(globs, home+"/"+c+"/bin/python", home+"/"+c+"/envs/*/bin/python")
+			globs = append(globs, j(home, c, "bin", "python"), j(home, c, "envs", "*", "bin", "python"))
 		}
 	}
 	for _, c := range []string{"/opt/conda", "/opt/miniconda3", "/opt/anaconda3"} {
-		globs = append(globs, c+"/bin/python", c+"/envs/*/bin/python")
+		globs = append(globs, p.sys.join(c, "bin", "python"), p.sys.join(c, "envs", "*", "bin", "python"))
 	}
 	for _, g := range globs {
-		m, _ := filepath.Glob(p.file(g))
-		for _, hit := range m {
-			out = append(out, candidate{p.unroot(hit), "on disk", ""})
+		for _, hit := range p.glob(g) {
+			out = append(out, candidate{hit, "on disk", ""})
 		}
 	}
 	out = append(out, candidate{"/usr/bin/python3", "system", ""})
@@ -129,13 +137,13 @@ func (p *prober) resolveShim(path, name string) string {
 	if !strings.Contains(path, "/.pyenv/shims/") {
 		return path
 	}
-	root := filepath.Dir(filepath.Dir(path))
+	root := p.sys.dir(p.sys.dir(path))
 	version := ""
 	if v := p.o.Environ["PYENV_VERSION"]; v != "" {
 		version = v
 	} else {
-		for dir := p.o.Cwd; dir != "" && version == ""; dir = filepath.Dir(dir) {
-			if b, err := p.readFile(filepath.Join(dir, ".python-version"), capSmall); err == nil {
+		for dir := p.o.Cwd; dir != "" && version == ""; dir = p.sys.dir(dir) {
+			if b, err := p.readFile(p.sys.join(dir, ".python-version"), capSmall); err == nil {
 				version = string(b)
 			}
 			if dir == "/" || dir == "." {
@@ -143,7 +151,7 @@ func (p *prober) resolveShim(path, name string) string {
 			}
 		}
 		if version == "" {
-			if b, err := p.readFile(root+"/version", capSmall); err == nil {
+			if b, err := p.readFile(p.sys.join(root, "version"), capSmall); err == nil {
 				version = string(b)
 			}
 		}
@@ -157,7 +165,7 @@ func (p *prober) resolveShim(path, name string) string {
 		}
 		return path
 	}
-	return filepath.Join(root, "versions", version, "bin", name)
+	return p.sys.join(root, "versions", version, "bin", name)
 }
 
 // shebangInterpreter reads "#!/path/python" (or "#!/usr/bin/env python3").
@@ -175,7 +183,7 @@ func (p *prober) shebangInterpreter(script string) string {
 	if len(fields) == 0 {
 		return ""
 	}
-	if filepath.Base(fields[0]) == "env" {
+	if p.sys.base(fields[0]) == "env" {
 		for _, f := range fields[1:] {
 			if !strings.HasPrefix(f, "-") {
 				return p.resolveShim(p.lookPath(f), f)
@@ -186,9 +194,9 @@ func (p *prober) shebangInterpreter(script string) string {
 	return fields[0]
 }
 
-// describePython finds an interpreter's prefix, kind, version and
-// site-packages folders without running it.
-func (p *prober) describePython(path string) (gpu.PythonEnv, bool) {
+// describeUnixPython finds an interpreter's prefix, kind, version and
+// site-packages folders without running it, in a Unix layout.
+func (p *prober) describeUnixPython(path string) (gpu.PythonEnv, bool) {
 	if path == "" {
 		return gpu.PythonEnv{}, false
 	}
@@ -197,15 +205,15 @@ func (p *prober) describePython(path string) (gpu.PythonEnv, bool) {
 		return gpu.PythonEnv{}, false
 	}
 	env := gpu.PythonEnv{Interpreter: path, Kind: "other"}
-	venvRoot := filepath.Dir(filepath.Dir(path))
-	cfg, cfgErr := p.readFile(venvRoot+"/pyvenv.cfg", capSmall)
+	venvRoot := p.sys.dir(p.sys.dir(path))
+	cfg, cfgErr := p.readFile(p.sys.join(venvRoot, "pyvenv.cfg"), capSmall)
 	real := p.realPath(path)
 	if cfgErr == nil {
 		env.Prefix, env.Kind = venvRoot, "venv"
 	} else {
-		env.Prefix = filepath.Dir(filepath.Dir(real))
+		env.Prefix = p.sys.dir(p.sys.dir(real))
 		switch {
-		case p.exists(env.Prefix + "/conda-meta"):
+		case p.exists(p.sys.join(env.Prefix, "conda-meta")):
 			env.Kind = "conda"
 		case strings.Contains(env.Prefix, "/.pyenv/versions/"):
 			env.Kind = "pyenv"
@@ -213,68 +221,97 @@ func (p *prober) describePython(path string) (gpu.PythonEnv, bool) {
 			env.Kind = "system"
 		}
 	}
-	if m := pythonVersionRE.FindStringSubmatch(filepath.Base(real)); m != nil {
+	if m := pythonVersionRE.FindStringSubmatch(p.sys.base(real)); m != nil {
 		env.Version = m[1]
 	}
-	kv := map[string]string{}
-	if cfgErr == nil {
-		for _, line := range strings.Split(string(cfg), "\n") {
-			k, v, ok := strings.Cut(line, "=")
-			if ok {
-				kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
-			}
-		}
-		if env.Version == "" {
-			for _, k := range []string{"version", "version_info"} {
-				if mm := gpu.MajorMinor(kv[k]); mm != "" {
-					env.Version = mm
-					break
-				}
-			}
-		}
+	kv := parseVenvCfg(cfg, cfgErr)
+	if env.Version == "" {
+		env.Version = venvCfgVersion(kv)
 	}
 	if env.Version == "" {
-		m, _ := filepath.Glob(p.file(env.Prefix + "/lib/python3.*"))
+		m := p.glob(p.sys.join(env.Prefix, "lib", "python3.*"))
 		sort.Strings(m)
 		if len(m) > 0 {
-			env.Version = strings.TrimPrefix(filepath.Base(m[len(m)-1]), "python")
+			env.Version = strings.TrimPrefix(p.sys.base(m[len(m)-1]), "python")
 		}
 	}
 	env.SitePackages = p.siteDirs(env, kv)
 	return env, true
 }
 
+// parseVenvCfg reads pyvenv.cfg's "key = value" lines; nothing when it
+// could not be read.
+func parseVenvCfg(cfg []byte, err error) map[string]string {
+	kv := map[string]string{}
+	if err != nil {
+		return kv
+	}
+	for _, line := range strings.Split(string(cfg), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if ok {
+			kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return kv
+}
+
+// venvCfgVersion is the Python version a pyvenv.cfg names ("3.12").
+func venvCfgVersion(kv map[string]string) string {
+	for _, k := range []string{"version", "version_info"} {
+		if mm := gpu.MajorMinor(kv[k]); mm != "" {
+			return mm
+		}
+	}
+	return ""
+}
+
 // siteDirs lists the folders Python would import packages from, in
 // sys.path order, keeping only those that exist.
 func (p *prober) siteDirs(env gpu.PythonEnv, cfg map[string]string) []string {
 	var dirs []string
-	for _, d := range filepath.SplitList(p.o.Environ["PYTHONPATH"]) {
-		if filepath.IsAbs(d) {
-			dirs = append(dirs, d)
-		}
-	}
+	dirs = append(dirs, p.pythonPath()...)
 	v := env.Version
 	userSite := env.Kind != "venv" && p.o.Environ["PYTHONNOUSERSITE"] == ""
 	if userSite && p.o.Home != "" && v != "" {
-		dirs = append(dirs, p.o.Home+"/.local/lib/python"+v+"/site-packages")
+		dirs = append(dirs, p.sys.join(p.o.Home, ".local", "lib", "python"+v, "site-packages"))
 	}
 	prefixes := []string{env.Prefix}
 	if env.Kind == "venv" && strings.EqualFold(cfg["include-system-site-packages"], "true") && cfg["home"] != "" {
-		prefixes = append(prefixes, filepath.Dir(cfg["home"]))
+		prefixes = append(prefixes, p.sys.dir(cfg["home"]))
 	}
 	for _, pre := range prefixes {
-		dirs = append(dirs, pre+"/lib/python"+v+"/site-packages")
+		if pre == "" {
+			continue // no prefix: a relative folder would be read from the working folder
+		}
+		dirs = append(dirs, p.sys.join(pre, "lib", "python"+v, "site-packages"))
 		if pre == "/usr" || pre == "/usr/local" {
-			dirs = append(dirs, "/usr/local/lib/python"+v+"/dist-packages", "/usr/lib/python3/dist-packages", "/usr/lib/python"+v+"/dist-packages")
+			dirs = append(dirs, p.sys.join("/usr/local/lib", "python"+v, "dist-packages"), "/usr/lib/python3/dist-packages", p.sys.join("/usr/lib", "python"+v, "dist-packages"))
 		}
 	}
+	return p.existingDirs(dirs)
+}
+
+// pythonPath are the absolute folders of PYTHONPATH, which come first on
+// every interpreter's sys.path.
+func (p *prober) pythonPath() []string {
+	var dirs []string
+	for _, d := range p.sys.splitList(p.o.Environ["PYTHONPATH"]) {
+		if p.sys.isAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// existingDirs keeps the folders that exist, once each, in order.
+func (p *prober) existingDirs(dirs []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range dirs {
-		if seen[d] {
+		if seen[p.sys.key(d)] {
 			continue
 		}
-		seen[d] = true
+		seen[p.sys.key(d)] = true
 		if st, err := os.Stat(p.file(d)); err == nil && st.IsDir() {
 			out = append(out, d)
 		}
@@ -309,7 +346,7 @@ func (p *prober) readPackages(env *gpu.PythonEnv) {
 		}
 		// A source or conda install may have the module without metadata.
 		if !found["torch"] {
-			if b, err := p.readFile(dir+"/torch/version.py", capSource); err == nil {
+			if b, err := p.readFile(p.sys.join(dir, "torch", "version.py"), capSource); err == nil {
 				if v := pyAssign(string(b), "__version__"); v != "" {
 					env.Packages = append(env.Packages, gpu.Package{Name: "torch", Version: v, Location: dir, Shadowed: seen["torch"]})
 					seen["torch"] = true
@@ -351,7 +388,7 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 	switch pk.Name {
 	case "torch", "torchvision":
 		tag := gpu.LocalTag(pk.Version)
-		src, err := p.readFile(pk.Location+"/"+pk.Name+"/version.py", capSource)
+		src, err := p.readFile(p.sys.join(pk.Location, pk.Name, "version.py"), capSource)
 		if err == nil && pyAssigned(string(src), "cuda") {
 			s := string(src)
 			pk.CUDA = pyAssign(s, "cuda")
@@ -373,7 +410,7 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 			pk.CuDNN = p.torchCudnn(env, pk)
 		}
 	case "tensorflow", "tensorflow-gpu", "tf-nightly", "tensorflow-intel":
-		src, err := p.readFile(pk.Location+"/tensorflow/python/platform/build_info.py", capSource)
+		src, err := p.readFile(p.sys.join(pk.Location, "tensorflow", "python", "platform", "build_info.py"), capSource)
 		if err != nil {
 			return
 		}
@@ -382,7 +419,8 @@ func (p *prober) buildFacts(env *gpu.PythonEnv, pk *gpu.Package) {
 			info[m[1]] = m[2] + m[3] + m[4]
 		}
 		pk.BuildNote = "tensorflow/python/platform/build_info.py"
-		pk.CUDA, pk.CuDNN = info["cuda_version"], info["cudnn_version"]
+		// Windows builds name them as their DLLs do: "64_112" is CUDA 11.2.
+		pk.CUDA, pk.CuDNN = gpu.DLLNumberVersion(info["cuda_version"]), gpu.DLLNumberVersion(info["cudnn_version"])
 		pk.CPUOnly = info["is_cuda_build"] == "False" || (info["is_cuda_build"] == "" && pk.CUDA == "")
 	case "tensorflow-cpu":
 		pk.CPUOnly, pk.BuildNote = true, "tensorflow-cpu package"
@@ -413,11 +451,5 @@ func (p *prober) torchCudnn(env *gpu.PythonEnv, pk *gpu.Package) string {
 			return o.Version
 		}
 	}
-	m, _ := filepath.Glob(p.file(pk.Location + "/torch/lib/libcudnn.so*"))
-	for _, f := range m {
-		if v := gpu.SoVersion(filepath.Base(f)); v != "" {
-			return v
-		}
-	}
-	return ""
+	return p.sys.torchCuDNN(p, p.sys.join(pk.Location, "torch", "lib"))
 }

@@ -21,18 +21,18 @@ func (p *prober) probePCI(ctx context.Context) (func(*gpu.Facts), error) {
 	}
 	var devs []gpu.PCIDevice
 	for _, e := range ents {
-		base := filepath.Join(dir, e.Name())
-		vendor := p.sysValue(base + "/vendor")
+		base := p.sys.join(dir, e.Name())
+		vendor := p.sysValue(p.sys.join(base, "vendor"))
 		if vendor != "0x10de" {
 			continue
 		}
 		d := gpu.PCIDevice{
 			Address: e.Name(),
 			Vendor:  vendor,
-			Device:  p.sysValue(base + "/device"),
-			Class:   p.sysValue(base + "/class"),
+			Device:  p.sysValue(p.sys.join(base, "device")),
+			Class:   p.sysValue(p.sys.join(base, "class")),
 		}
-		if target, err := os.Readlink(p.file(base + "/driver")); err == nil {
+		if target, err := os.Readlink(p.file(p.sys.join(base, "driver"))); err == nil {
 			d.Driver = filepath.Base(target)
 		}
 		devs = append(devs, d)
@@ -196,9 +196,8 @@ func (p *prober) containerKind() string {
 // one byte that is 1 when Secure Boot is on. "" when not readable (BIOS boot,
 // no efivarfs, no permission).
 func (p *prober) secureBoot() string {
-	matches, _ := filepath.Glob(p.file("/sys/firmware/efi/efivars/SecureBoot-*"))
-	for _, m := range matches {
-		b, err := p.readFile(p.unroot(m), capSmall)
+	for _, m := range p.glob("/sys/firmware/efi/efivars/SecureBoot-*") {
+		b, err := p.readFile(m, capSmall)
 		if err != nil || len(b) < 5 {
 			continue
 		}

@@ -69,7 +69,7 @@ func ParseDataYAML(file string, raw []byte) (*YOLOConfig, *Lint, error) {
 func yamlFields(file string, raw []byte, lint *Lint) (map[string]*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %s: not valid YAML: %s", ErrData, file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%w: %s: not valid YAML: %s%s", ErrData, file, strings.TrimPrefix(err.Error(), "yaml: "), yamlQuoteHint(err.Error()))
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: %s: expected keys like path, train, val, names", ErrData, file)
@@ -98,7 +98,10 @@ func yamlRoot(file string, n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode {
 		return "", yamlBad(file, n, "path", "a folder")
 	}
-	root := n.Value
+	if foreignAbs(n.Value) {
+		return "", foreignAbsError(file, n.Line, "path", n.Value)
+	}
+	root := hostPath(base, n.Value)
 	if !filepath.IsAbs(root) {
 		root = filepath.Join(base, root)
 	}
@@ -218,15 +221,18 @@ func yamlSplit(cfg *YOLOConfig, split string, n *yaml.Node, lint *Lint) ([]strin
 
 // splitPath resolves one entry of a split.
 func splitPath(cfg *YOLOConfig, split, it string, line int) (string, error) {
-	p := it
+	if foreignAbs(it) {
+		return "", foreignAbsError(cfg.File, line, split, it)
+	}
+	p := hostPath(cfg.Root, it)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cfg.Root, p)
 	}
 	if _, err := os.Stat(p); err != nil {
 		// Roboflow exports write ../train/images for folders that sit
 		// beside data.yaml; Ultralytics drops the ../ then, and so do we.
-		alt := filepath.Join(cfg.Root, strings.TrimPrefix(filepath.ToSlash(it), "../"))
-		if _, err2 := os.Stat(alt); err2 != nil || !strings.HasPrefix(filepath.ToSlash(it), "../") {
+		alt := filepath.Join(cfg.Root, strings.TrimPrefix(filepath.ToSlash(hostPath(cfg.Root, it)), "../"))
+		if _, err2 := os.Stat(alt); err2 != nil || !strings.HasPrefix(filepath.ToSlash(hostPath(cfg.Root, it)), "../") {
 			return "", fmt.Errorf("%w: %s:%d: %s folder %s does not exist", ErrData, cfg.File, line, split, p)
 		}
 		p = alt
@@ -481,7 +487,12 @@ func (y *yoloLint) listFile(src string) []string {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		if !filepath.IsAbs(l) {
+		if foreignAbs(l) {
+			y.lint.add(Problem{Severity: LintError, File: src, Line: i + 1, Message: l + " is a Windows path, which this system cannot open",
+				Fix: "list the images relative to the list file (./images/train/a.jpg), which works on every system"})
+			continue
+		}
+		if l = hostPath(filepath.Dir(src), l); !filepath.IsAbs(l) {
 			l = filepath.Join(filepath.Dir(src), l)
 		}
 		if seen[l] {

@@ -20,19 +20,34 @@ import (
 )
 
 // Runner answers commands from recorded outputs; "hang" blocks until
-// the context ends, like a stuck nvcc.
+// the context ends, like a stuck nvcc; "error: MESSAGE" fails as a
+// command that prints MESSAGE on its standard error.
 type Runner map[string]string
 
 func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	key := strings.TrimSpace(name + " " + strings.Join(args, " "))
-	if strings.HasSuffix(name, "python3") || strings.HasSuffix(name, "python") {
+	low := strings.ToLower(name)
+	if strings.HasSuffix(low, "python3") || strings.HasSuffix(low, "python") || strings.HasSuffix(low, "python.exe") {
 		if len(args) > 0 && args[0] == "-c" {
 			key = name + " -c DEEP"
 		}
 	}
 	out, ok := r[key]
+	if !ok && strings.Contains(name, `\`) {
+		// A Windows command: its path is read without case.
+		for k, v := range r {
+			if strings.EqualFold(k, key) {
+				out, ok = v, true
+				break
+			}
+		}
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, os.ErrNotExist)
+	}
+	if msg, failed := strings.CutPrefix(out, "error: "); failed {
+		// A command that fails, saying msg on its standard error.
+		return nil, fmt.Errorf("%s: exit status 1: %s", key, strings.TrimSpace(msg))
 	}
 	if out == "hang" {
 		<-ctx.Done()
@@ -54,21 +69,24 @@ type GPUSpec struct {
 // Machine is a fake computer: files under a temporary root, an NVML mock
 // and recorded command outputs.
 type Machine struct {
-	Files   map[string]string // path → content; a path ending in "/" is a folder
+	Files   map[string]string // path → content; a path ending in "/" (or `\` on Windows) is a folder
 	Links   map[string]string // path → link target
 	Env     map[string]string
 	Run     Runner
 	NVML    nvml.Library
 	Timeout time.Duration
 	Deep    bool
+	// GOOS is the system the machine plays ("" is linux); Home and Cwd
+	// are the user's folders ("" is /home/ada and /home/ada/project).
+	GOOS, Home, Cwd string
 }
 
 func (m *Machine) Build(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	for p, c := range m.Files {
-		full := filepath.Join(root, p)
-		if strings.HasSuffix(p, "/") {
+		full := probe.FakeRootFile(root, m.goos(), p)
+		if strings.HasSuffix(p, "/") || strings.HasSuffix(p, `\`) {
 			if err := os.MkdirAll(full, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -104,11 +122,30 @@ func (m *Machine) Probe(t testing.TB) *gpu.Facts {
 	if to == 0 {
 		to = 2 * time.Second
 	}
-	return probe.Probe(context.Background(), probe.Options{
-		Root: root, Home: "/home/ada", Cwd: "/home/ada/project", Environ: m.Env,
-		NVML: m.NVML, Runner: m.Run, Timeout: to, GOOS: "linux", GOARCH: "amd64", Deep: m.Deep,
+	return probe.Probe(context.Background(), m.Options(root, to))
+}
+
+// Options are the probe's options for the machine built at root.
+func (m *Machine) Options(root string, timeout time.Duration) probe.Options {
+	home, cwd := m.Home, m.Cwd
+	if home == "" {
+		home = "/home/ada"
+	}
+	if cwd == "" {
+		cwd = "/home/ada/project"
+	}
+	return probe.Options{
+		Root: root, Home: home, Cwd: cwd, Environ: m.Env,
+		NVML: m.NVML, Runner: m.Run, Timeout: timeout, GOOS: m.goos(), GOARCH: "amd64", Deep: m.Deep,
 		Now: func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
-	})
+	}
+}
+
+func (m *Machine) goos() string {
+	if m.GOOS == "" {
+		return "linux"
+	}
+	return m.GOOS
 }
 
 // MockNVML is a fake NVML (driver, CUDA as 1000*major + 10*minor) with the
