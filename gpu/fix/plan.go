@@ -233,6 +233,9 @@ func ids(fs []gpu.Finding) []string {
 // wheelAction replaces torch and the companions installed with it by the
 // doctor's advised build, from its index or the one given.
 func wheelAction(f *gpu.Facts, m *compat.Matrix, env gpu.PythonEnv, indexURL string, fs []gpu.Finding) (Action, string, string) {
+	if by := installer(env, "torch"); by != "" && by != "pip" && by != "uv" {
+		return Action{}, "", "torch in this environment was installed by " + by + ", not pip; replacing it with pip would leave " + by + "'s records wrong: remove it with " + by + " first (conda remove pytorch), or use a virtual environment"
+	}
 	adv, known := doctor.WheelAdvice(f, m, env.Version)
 	if !known {
 		return Action{}, "", "the GPUs or the driver are unknown, so no build can be chosen safely: run gpuwizard doctor where NVML answers"
@@ -268,6 +271,26 @@ func wheelAction(f *gpu.Facts, m *compat.Matrix, env gpu.PythonEnv, indexURL str
 	args = append(args, indexArgs(index)...)
 	a.Commands = []Command{{Args: args}}
 	return a, index, ""
+}
+
+// installer is the tool that installed a package (its dist-info's
+// INSTALLER file: "pip", "conda", "uv"), "" when it does not say.
+func installer(env gpu.PythonEnv, name string) string {
+	pk, ok := env.Package(name)
+	if !ok || pk.Location == "" {
+		return ""
+	}
+	m, _ := filepath.Glob(filepath.Join(pk.Location, name+"-*.dist-info", "INSTALLER"))
+	for _, f := range m {
+		st, err := os.Lstat(f)
+		if err != nil || !st.Mode().IsRegular() || st.Size() > 256 {
+			continue
+		}
+		if b, err := os.ReadFile(f); err == nil {
+			return strings.ToLower(strings.TrimSpace(string(b)))
+		}
+	}
+	return ""
 }
 
 // indexArgs are pip's arguments for an index: a local folder of wheels is

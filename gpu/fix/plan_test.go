@@ -296,3 +296,59 @@ func TestFreezeName(t *testing.T) {
 		}
 	}
 }
+
+// A torch conda installed is not replaced with pip.
+func TestPlanRefusesCondaInstalledTorch(t *testing.T) {
+	site := t.TempDir()
+	dist := filepath.Join(site, "torch-2.5.1.dist-info")
+	if err := os.Mkdir(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "INSTALLER"), []byte("conda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cpuVenv()
+	env.Kind = "conda"
+	env.Packages = []gpu.Package{{Name: "torch", Version: "2.5.1", Location: site, CPUOnly: true, BuildNote: "torch/version.py"}}
+	p, err := Make(report(t, env), matrix(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Fixable() || len(p.NotFixable) == 0 || !strings.Contains(p.NotFixable[0].Why, "installed by conda") {
+		t.Fatalf("plan: %+v", p)
+	}
+}
+
+// A conda environment's explicit list is recorded with the freeze, by the
+// conda that manages it.
+func TestRecordConda(t *testing.T) {
+	home := t.TempDir()
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu"}, avail: map[string]string{"torch": "2.13.0+cu126"}}
+	runner := &condaToo{fakePip: pip}
+	p := Plan{Interpreter: "/opt/conda/bin/python", Prefix: "/opt/conda", EnvKind: "conda",
+		Actions: []Action{{Kind: KindWheel, Commands: []Command{{Args: []string{"/opt/conda/bin/python", "-m", "pip", "install", "torch==2.13.*"}}}}}}
+	res, err := Execute(context.Background(), p, Exec{Runner: runner, Home: home, Environ: map[string]string{"CONDA_EXE": "/opt/conda/bin/conda"}})
+	if err != nil || !res.Ran {
+		t.Fatalf("%v %+v", err, res)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, CondaFile))
+	if err != nil || string(b) != "@EXPLICIT\n" {
+		t.Errorf("conda record %q, %v", b, err)
+	}
+	if got := strings.Join(runner.conda, " "); got != "/opt/conda/bin/conda list --explicit -p /opt/conda" {
+		t.Errorf("conda ran as %q", got)
+	}
+}
+
+type condaToo struct {
+	*fakePip
+	conda []string
+}
+
+func (c *condaToo) Output(ctx context.Context, args []string) ([]byte, error) {
+	if strings.HasSuffix(args[0], "conda") {
+		c.conda = args
+		return []byte("@EXPLICIT\n"), nil
+	}
+	return c.fakePip.Output(ctx, args)
+}
