@@ -54,7 +54,7 @@ func ensureDir(home, dir string) error {
 			}
 		case err != nil:
 			return fmt.Errorf("the fixes folder %s: %w", cur, err)
-		case !st.IsDir() || st.Mode()&fs.ModeSymlink != 0:
+		case !st.IsDir() || st.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0: // a link, or a Windows junction
 			return fmt.Errorf("%s: %w; remove it or move it away", cur, ErrLink)
 		}
 	}
