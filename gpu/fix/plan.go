@@ -338,3 +338,7 @@ func isUnder(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// Fixable says whether a finding of the doctor is one a plan may fix (in
+// the right environment): the window offers "Fix it" on those.
+func Fixable(id string) bool { return wheelFindings[id] || id == "torch_installed_twice" }
