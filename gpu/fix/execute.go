@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -82,6 +83,9 @@ func Execute(ctx context.Context, p Plan, x Exec) (Result, error) {
 		return Result{}, fmt.Errorf("%w in %s", ErrNothing, p.Interpreter)
 	}
 	x.Runner = x.runner()
+	if x.Home == "" || !filepath.IsAbs(x.Home) {
+		return Result{}, fmt.Errorf("fix: the home folder %q is not an absolute path: the record of the packages needs one", x.Home)
+	}
 	now := time.Now
 	if x.Now != nil {
 		now = x.Now

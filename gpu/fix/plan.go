@@ -55,10 +55,14 @@ func (c Command) String() string {
 // Action is one change: the findings it fixes, why, what it removes and
 // installs, and the commands.
 type Action struct {
-	Kind     string    `json:"kind"`
-	Findings []string  `json:"findings"` // the doctor's finding IDs
-	Why      string    `json:"why"`
-	Remove   []string  `json:"remove,omitempty"`  // "torch 2.5.1+cpu"
+	Kind     string   `json:"kind"`
+	Findings []string `json:"findings"` // the doctor's finding IDs
+	Why      string   `json:"why"`
+	Remove   []string `json:"remove,omitempty"` // "torch 2.5.1+cpu"
+	// UserSite are the user-site copies removed ("torch==2.5.1+cpu"), which
+	// undo puts back with pip install --user (the freeze cannot tell them
+	// from the environment's).
+	UserSite []string  `json:"user_site,omitempty"`
 	Install  []string  `json:"install,omitempty"` // "torch==2.9.*"
 	Commands []Command `json:"commands"`
 }
@@ -328,6 +332,7 @@ func userSiteAction(env gpu.PythonEnv, home string, fs []gpu.Finding) (Action, s
 		if pk.Location == first.Location && (pk.Name == "torch" || gpu.Contains(companions, pk.Name)) && !pk.Shadowed {
 			names = append(names, pk.Name)
 			a.Remove = append(a.Remove, pk.Name+" "+pk.Version+" (user site)")
+			a.UserSite = append(a.UserSite, pk.Name+"=="+pk.Version)
 		}
 	}
 	a.Commands = []Command{{Args: append([]string{env.Interpreter, "-m", "pip", "uninstall", "-y"}, names...)}}

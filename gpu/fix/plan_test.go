@@ -357,3 +357,31 @@ func (c *condaToo) Output(ctx context.Context, args []string) ([]byte, error) {
 	}
 	return c.fakePip.Output(ctx, args)
 }
+
+// Undo of a removed user-site copy puts it back in the user site.
+func TestUndoUserSiteCopy(t *testing.T) {
+	home := t.TempDir()
+	user := filepath.Join(home, ".local", "lib", "python3.11", "site-packages")
+	site := "/opt/conda/lib/python3.11/site-packages"
+	env := gpu.PythonEnv{Interpreter: "/opt/conda/bin/python", Prefix: "/opt/conda", Version: "3.11", Kind: "conda", Commands: []string{"python"},
+		SitePackages: []string{user, site}, Packages: []gpu.Package{
+			{Name: "torch", Version: "2.5.1+cpu", Location: user, CPUOnly: true},
+			{Name: "torch", Version: "2.13.0+cu126", Location: site, CUDA: "12.6", Shadowed: true}}}
+	p, err := Make(report(t, env), matrix(t), Options{Home: home})
+	if err != nil || len(p.Actions) == 0 || p.Actions[0].Kind != KindUserSite {
+		t.Fatalf("%v %+v", err, p)
+	}
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu"}}
+	res, err := Execute(context.Background(), p, Exec{Runner: pip, Home: home})
+	if err != nil || !res.Ran {
+		t.Fatalf("%v %+v", err, res)
+	}
+	pip.pkgs["torch"] = "2.13.0+cu126" // the environment's copy shows once the user's is gone
+	u, err := Undo(context.Background(), res.Dir, Exec{Runner: pip, Home: home})
+	if err != nil || !u.Exact || len(u.Commands) == 0 {
+		t.Fatalf("undo: %v %+v", err, u)
+	}
+	if c := strings.Join(u.Commands[0].Args, " "); !strings.Contains(c, "install --user --no-deps --force-reinstall torch==2.5.1+cpu") {
+		t.Errorf("the user-site copy is not put back: %s", c)
+	}
+}

@@ -40,7 +40,33 @@ func Undo(ctx context.Context, dir string, x Exec) (UndoResult, error) {
 	if err != nil {
 		return UndoResult{Dir: dir, Interpreter: p.Interpreter}, fmt.Errorf("undo: %w", err)
 	}
-	return restore(ctx, p.Interpreter, x, dir, recorded)
+	u, err := restoreUserSite(ctx, p, x)
+	if err != nil {
+		return u, err
+	}
+	r, err := restore(ctx, p.Interpreter, x, dir, recorded)
+	r.Commands = append(u.Commands, r.Commands...)
+	return r, err
+}
+
+// restoreUserSite puts back the user-site copies a fix removed.
+func restoreUserSite(ctx context.Context, p Plan, x Exec) (UndoResult, error) {
+	u := UndoResult{Interpreter: p.Interpreter}
+	var specs []string
+	for _, a := range p.Actions {
+		specs = append(specs, a.UserSite...)
+	}
+	if len(specs) == 0 {
+		return u, nil
+	}
+	args := append([]string{p.Interpreter, "-m", "pip", "install", "--user", "--no-deps", "--force-reinstall"}, specs...)
+	c := Command{Args: append(args, undoIndexArgs(x.IndexURL, specs)...)}
+	u.Commands = append(u.Commands, c)
+	x.log("$ " + c.String())
+	if err := x.Runner.Run(ctx, c.Args, x.log); err != nil {
+		return u, fmt.Errorf("undo: putting back the user-site copies: %w", err)
+	}
+	return u, nil
 }
 
 // restore makes py's packages those of the recorded freeze.
