@@ -11,7 +11,7 @@ BIN     := bin/gpuwizard
 GUI     := bin/gpuwizard-gui
 APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
             libxinerama-dev libxi-dev libxxf86vm-dev \
-            python3-torch python3-opencv
+            python3-torch python3-opencv python3-venv
 # Only for the tests (make test-deps): Slurm and munge, whose daemons
 # should not be installed on a machine that only builds or runs gpuwizard.
 TEST_PKGS := slurmctld slurmd slurm-client munge

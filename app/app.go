@@ -24,6 +24,7 @@ import (
 	"gpuwizard/assets"
 	"gpuwizard/cli"
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/fix"
 	"gpuwizard/gpu/probe"
 	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
@@ -120,6 +121,7 @@ func LiveDeps() Deps {
 		Confirm: func(w fyne.Window, title, message, action string, done func(bool)) {
 			confirmDestructive(w, title, message, action, done)
 		},
+		Fix:          &FixDeps{},
 		OpenFolder:   openWithDesktop,
 		SettingsFile: settingsFile(),
 		RunIndex:     runIndex(),
@@ -293,6 +295,17 @@ type checkView struct {
 	saveFile func(w fyne.Window, name string, done func(string))
 	content  fyne.CanvasObject
 	wg       sync.WaitGroup // the running check, for tests
+	// fix applies fixable findings ("Fix it"); nil: no button. confirm
+	// asks before it runs; fixing is the open panel.
+	fix     *FixDeps
+	confirm func(w fyne.Window, title, message, action string, done func(bool))
+	fixing  *fixer
+}
+
+// openFix opens the "Fix it" panel for the report on screen.
+func (c *checkView) openFix(rep gpu.Report) {
+	c.fixing = newFixer(c, *c.fix, c.confirm, rep)
+	c.fixing.show(c.win)
 }
 
 func newCheckView(ctx context.Context, check Checker) *checkView {
@@ -454,7 +467,13 @@ func (c *checkView) show(rep gpu.Report, err error) {
 	}
 	c.verdict.Refresh()
 	for _, f := range rep.Findings {
-		c.list.Add(findingCard(f, c.later))
+		card := findingCard(f, c.later)
+		if c.fix != nil && fix.Fixable(f.ID) && f.Severity != gpu.SevInfo && f.Severity != gpu.SevOK {
+			btn := widget.NewButtonWithIcon("Fix it…", theme.ConfirmIcon(), func() { c.openFix(rep) })
+			btn.Importance = widget.HighImportance
+			card = container.NewVBox(card, container.NewHBox(btn))
+		}
+		c.list.Add(card)
 	}
 }
 

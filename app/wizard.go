@@ -56,6 +56,9 @@ type Deps struct {
 	// LoadModel loads a trained model (a run's "best") to classify images
 	// with; nil: trainer.LoadPredictor.
 	LoadModel func(path string) (Classifier, error)
+	// Fix applies the doctor's fixable findings (the "Fix it" buttons);
+	// nil: no button.
+	Fix *FixDeps
 	// SettingsFile keeps the last-used settings ("": not kept).
 	SettingsFile string
 	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
@@ -149,6 +152,7 @@ func newWizard(ctx context.Context, a fyne.App, w fyne.Window, deps Deps) *wizar
 	wz.check.onReport = func(r gpu.Report) { wz.report = &r }
 	wz.check.do = wz.ui
 	wz.check.deep = deps.Deep
+	wz.check.fix, wz.check.confirm = deps.Fix, deps.Confirm
 	wz.watch = newWatchView(ctx, deps.Watch, deps.WatchUID, deps.WatchEvery, wz.uiAsync)
 	wz.fleet = newFleetView(wz)
 	wz.checkTab = checkTabs(wz.check.content, wz.watch, wz.fleet.content)

@@ -86,6 +86,7 @@ Usage:
   gpuwizard doctor --from F  diagnose a report pasted from another machine
   gpuwizard doctor --health  a fast check of the driver layer for Slurm's HealthCheckProgram
   gpuwizard fleet slurm      the doctor on every node of a cluster, in one table (also k8s, merge)
+  gpuwizard fix              apply the doctor's wheel fixes to a Python environment (asks first; --undo)
   gpuwizard watch PID        where a running training really runs (GPU or CPU) and why
   gpuwizard watch -- CMD     start a training and watch it
   gpuwizard train            train a classifier (the built-in dataset by default)
@@ -138,6 +139,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return Lint(ctx, args[1:], env)
 	case "fleet":
 		return Fleet(ctx, args[1:], env)
+	case "fix":
+		return Fix(ctx, args[1:], env)
 	case "version", "--version", "-version", "-v":
 		return Version(args[1:], env)
 	case "help", "-h", "--help", "-help":

@@ -50,7 +50,7 @@ func TestBuildStampString(t *testing.T) {
 // examples, flags, exit status) on standard output and exit 0; a wrong
 // flag says so with the help on standard error and exits 2.
 func TestHelpOfEveryCommand(t *testing.T) {
-	for _, cmd := range []string{"doctor", "train", "watch", "predict", "lint", "bench", "version"} {
+	for _, cmd := range []string{"doctor", "train", "watch", "predict", "lint", "bench", "version", "fix"} {
 		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {"help", cmd}} {
 			env, out, errb := fakeEnv(nil)
 			code := Run(context.Background(), args, env)

@@ -1,0 +1,232 @@
+//go:build linux
+
+// These tests run pip of the system's python3 in throwaway virtual
+// environments (Debian's python3-venv), on a folder of fake wheels: no
+// internet. They do not run under Wine (no Linux python3 there).
+
+package fix
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/compat"
+	"gpuwizard/gpu/doctor"
+	"gpuwizard/gpu/fix/fixtest"
+	"gpuwizard/gpu/probe"
+)
+
+// lab is a fake index, a venv with a CPU-only torch from it, and the
+// doctor of a machine with an RTX 3090 reading that venv statically.
+type lab struct {
+	m        *compat.Matrix
+	adv      compat.WheelAdvice
+	index    string
+	home     string
+	py       string
+	cudaVer  string // the advised torch's fake version: "2.13.0+cu126"
+	original []byte // the venv's freeze before any fix
+}
+
+func newLab(t *testing.T) *lab {
+	t.Helper()
+	if _, err := os.Stat(fixtest.Python); err != nil {
+		t.Fatalf("%s is needed for the fix tests (Debian: apt-get install python3 python3-venv): %v", fixtest.Python, err)
+	}
+	ctx := context.Background()
+	m, err := compat.LoadMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lab{m: m, index: t.TempDir(), home: t.TempDir()}
+	venv := filepath.Join(t.TempDir(), "venv")
+	// The venv first: the advice depends on its Python version.
+	if l.py, err = fixtest.Venv(ctx, venv, ""); err != nil {
+		t.Fatal(err)
+	}
+	env, ok := probe.Interpreter(probe.Options{Home: l.home, Environ: map[string]string{}}, l.py)
+	if !ok || env.Version == "" {
+		t.Fatalf("the probe does not read the venv %s: %+v", l.py, env)
+	}
+	adv, known := doctor.WheelAdvice(fixtest.Machine(), m, env.Version)
+	if !known || !adv.OK {
+		t.Fatalf("no advice for the test machine with Python %s: %+v", env.Version, adv)
+	}
+	l.adv = adv
+	cuda := gpu.VariantCUDA(adv.Variant)
+	l.cudaVer = adv.Torch + ".0+" + adv.Variant
+	err = fixtest.Build(l.index,
+		fixtest.Wheel{Name: "torch", Version: "2.5.1+cpu"},
+		fixtest.Wheel{Name: "torchvision", Version: "0.20.1+cpu"},
+		fixtest.Wheel{Name: "torch", Version: l.cudaVer, CUDA: cuda},
+		fixtest.Wheel{Name: "torchvision", Version: adv.TorchVision + ".0+" + adv.Variant, CUDA: cuda},
+		fixtest.Wheel{Name: "torchaudio", Version: l.cudaVer, CUDA: cuda})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixtest.Venv(ctx, venv, l.index, "torch==2.5.1+cpu", "torchvision==0.20.1+cpu"); err != nil {
+		t.Fatal(err)
+	}
+	if l.original, err = fixtest.Freeze(ctx, l.py); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// check is the doctor of the fake machine with the venv as `python`.
+func (l *lab) check(ctx context.Context) (gpu.Report, error) {
+	f := fixtest.Machine()
+	env, _ := probe.Interpreter(probe.Options{Home: l.home, Environ: map[string]string{}}, l.py)
+	env.Commands = []string{"python"}
+	f.Pythons = []gpu.PythonEnv{env}
+	return doctor.Diagnose(f, l.m), nil
+}
+
+func (l *lab) freeze(t *testing.T) []byte {
+	t.Helper()
+	b, err := fixtest.Freeze(context.Background(), l.py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// logLines collects the streamed log.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(s string) { l.mu.Lock(); l.lines = append(l.lines, s); l.mu.Unlock() }
+func (l *logLines) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func TestFixEndToEnd(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	rep, _ := l.check(ctx)
+	p, err := Make(rep, l.m, Options{Interpreter: l.py, IndexURL: l.index, Home: l.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Actions) != 1 || p.Actions[0].Kind != KindWheel || !gpu.Contains(p.Actions[0].Findings, "torch_cpu_only") {
+		t.Fatalf("plan: %+v", p)
+	}
+	cmd := p.Actions[0].Commands[0].String()
+	for _, want := range []string{l.py + " -m pip install --force-reinstall", "torch==" + l.adv.Torch + ".*", "torchvision==" + l.adv.TorchVision + ".*", "--no-index --find-links " + l.index} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("command %q lacks %q", cmd, want)
+		}
+	}
+	var log logLines
+	start := time.Now()
+	res, err := Execute(ctx, p, Exec{Checker: CheckFunc(l.check), Home: l.home, IndexURL: l.index, Log: log.add})
+	took := time.Since(start)
+	if err != nil || !res.Fixed() {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	t.Logf("click to re-checked verdict on the fake index: %s (verdict: %s)", took.Round(time.Millisecond), res.Verdict)
+	if !gpu.Contains(res.Gone, "torch_cpu_only") {
+		t.Errorf("gone: %v", res.Gone)
+	}
+	if !strings.Contains(log.text(), "Successfully installed") {
+		t.Errorf("pip's output was not streamed:\n%s", log.text())
+	}
+	after := l.freeze(t)
+	if !bytes.Contains(after, []byte("torch=="+l.cudaVer+"\n")) || bytes.Contains(after, []byte("+cpu")) {
+		t.Errorf("after the fix:\n%s", after)
+	}
+	rec, err := os.ReadFile(filepath.Join(res.Dir, FreezeFile))
+	if err != nil || !bytes.Equal(rec, l.original) {
+		t.Fatalf("recorded freeze (%v):\n%s\nwant:\n%s", err, rec, l.original)
+	}
+	if !strings.HasPrefix(res.Dir, FixesDir(l.home)) {
+		t.Errorf("record folder %s is not in %s", res.Dir, FixesDir(l.home))
+	}
+	latest, err := Latest(l.home)
+	if err != nil || latest != res.Dir {
+		t.Errorf("Latest: %q, %v; want %q", latest, err, res.Dir)
+	}
+	u, err := Undo(ctx, latest, Exec{Home: l.home, IndexURL: l.index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now := l.freeze(t); !bytes.Equal(now, l.original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, l.original)
+	}
+	rep, _ = l.check(ctx)
+	if !hasFinding(rep, "torch_cpu_only") {
+		t.Errorf("after undo the CPU-only torch is back, yet the doctor does not say so: %v", rep.Findings)
+	}
+}
+
+func hasFinding(r gpu.Report, id string) bool {
+	for _, f := range r.Findings {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// A command that fails after an earlier one changed the environment: the
+// environment is put back to the recorded freeze.
+func TestFixFailingPipRestores(t *testing.T) {
+	l := newLab(t)
+	pip := []string{l.py, "-m", "pip", "install", "--no-index", "--find-links", l.index}
+	p := Plan{Interpreter: l.py, EnvKind: "venv", Actions: []Action{{Kind: KindWheel, Findings: []string{"torch_cpu_only"},
+		Commands: []Command{
+			{Args: append(append([]string{}, pip...), "torchaudio=="+l.cudaVer)},
+			{Args: append(append([]string{}, pip...), "--force-reinstall", "torch=="+l.adv.Torch+".*")},
+			{Args: append(append([]string{}, pip...), "no-such-package-anywhere")}}}}}
+	var log logLines
+	res, err := Execute(context.Background(), p, Exec{Checker: CheckFunc(l.check), Home: l.home, IndexURL: l.index, Log: log.add})
+	if err == nil || res.Ran || res.Checked {
+		t.Fatalf("a failing pip: %v, %+v", err, res)
+	}
+	if !res.Restored {
+		t.Fatalf("not restored: %+v\n%s", res, log.text())
+	}
+	if now := l.freeze(t); !bytes.Equal(now, l.original) {
+		t.Fatalf("after the failure:\n%s\nwant:\n%s\nlog:\n%s", now, l.original, log.text())
+	}
+	if !strings.Contains(log.text(), "back as recorded") {
+		t.Errorf("the log does not say the environment is back:\n%s", log.text())
+	}
+}
+
+// Stopping a fix (the window's Cancel) interrupts pip and restores.
+func TestFixCancelRestores(t *testing.T) {
+	l := newLab(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	sleep := []string{l.py, "-c", "import time; print('working', flush=True); time.sleep(60)"}
+	p := Plan{Interpreter: l.py, EnvKind: "venv", Actions: []Action{{Kind: KindWheel, Commands: []Command{
+		{Args: []string{l.py, "-m", "pip", "install", "--no-index", "--find-links", l.index, "torchaudio==" + l.cudaVer}},
+		{Args: sleep}}}}}
+	var log logLines
+	log.add("start")
+	go func() {
+		for !strings.Contains(log.text(), "working") {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	res, err := Execute(ctx, p, Exec{Home: l.home, IndexURL: l.index, Log: log.add})
+	if err == nil || !res.Restored || time.Since(start) > 50*time.Second {
+		t.Fatalf("cancel: %v after %s, %+v\n%s", err, time.Since(start), res, log.text())
+	}
+	if now := l.freeze(t); !bytes.Equal(now, l.original) {
+		t.Fatalf("after cancel:\n%s\nwant:\n%s", now, l.original)
+	}
+}

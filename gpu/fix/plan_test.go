@@ -1,0 +1,383 @@
+package fix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/compat"
+	"gpuwizard/gpu/doctor"
+	"gpuwizard/gpu/fix/fixtest"
+)
+
+// These tests plan and run on reports and a pip played in Go: they run on
+// every platform, Wine included.
+
+const venvPy = "/home/u/venv/bin/python"
+
+func matrix(t *testing.T) *compat.Matrix {
+	t.Helper()
+	m, err := compat.LoadMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// report is the doctor's report of the RTX 3090 machine whose `python` is
+// env.
+func report(t *testing.T, envs ...gpu.PythonEnv) gpu.Report {
+	f := fixtest.Machine()
+	f.Pythons = envs
+	return doctor.Diagnose(f, matrix(t))
+}
+
+func cpuVenv() gpu.PythonEnv {
+	site := "/home/u/venv/lib/python3.11/site-packages"
+	return gpu.PythonEnv{Interpreter: venvPy, Prefix: "/home/u/venv", Version: "3.11", Kind: "venv", Commands: []string{"python"},
+		SitePackages: []string{site}, Packages: []gpu.Package{
+			{Name: "torch", Version: "2.5.1+cpu", Location: site, CPUOnly: true, BuildNote: "torch/version.py"},
+			{Name: "torchvision", Version: "0.20.1+cpu", Location: site, CPUOnly: true},
+			{Name: "torchaudio", Version: "2.5.1+cpu", Location: site}}}
+}
+
+func TestPlanCPUOnlyTorch(t *testing.T) {
+	m := matrix(t)
+	rep := report(t, cpuVenv())
+	p, err := Make(rep, m, Options{Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv, _ := doctor.WheelAdvice(fixtest.Machine(), m, "3.11")
+	if p.Interpreter != venvPy || len(p.Actions) != 1 {
+		t.Fatalf("plan: %+v", p)
+	}
+	a := p.Actions[0]
+	// The stars are quoted, so the command can be pasted into a shell.
+	want := fmt.Sprintf("%s -m pip install --force-reinstall 'torch==%s.*' 'torchvision==%s.*' 'torchaudio==%s.*' --index-url %s",
+		venvPy, adv.Torch, adv.TorchVision, adv.Torch, adv.IndexURL)
+	if len(a.Commands) != 1 || a.Commands[0].String() != want {
+		t.Errorf("command:\n%v\nwant:\n%s", a.Commands, want)
+	}
+	if !gpu.Contains(a.Findings, "torch_cpu_only") || !gpu.Contains(a.Remove, "torch 2.5.1+cpu") || !gpu.Contains(a.Remove, "torchaudio 2.5.1+cpu") {
+		t.Errorf("action: %+v", a)
+	}
+	// The doctor printed the same wheel (its fix for the finding).
+	for _, f := range rep.Findings {
+		if f.ID == "torch_cpu_only" && !strings.Contains(f.Fix[len(f.Fix)-1].Command, "torch=="+adv.Torch+".*") {
+			t.Errorf("the doctor's fix %q and the plan disagree", f.Fix)
+		}
+	}
+	var b strings.Builder
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Plan for " + venvPy, "$ " + want, "removes: torch 2.5.1+cpu", "pip freeze"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+func TestPlanIndexOverride(t *testing.T) {
+	dir := t.TempDir()
+	for index, want := range map[string]string{dir: "--no-index --find-links " + dir, "file://" + dir: "--no-index --find-links " + dir,
+		"https://mirror.example/whl/cu126": "--index-url https://mirror.example/whl/cu126"} {
+		p, err := Make(report(t, cpuVenv()), matrix(t), Options{IndexURL: index})
+		if err != nil || len(p.Actions) != 1 {
+			t.Fatalf("%s: %v %+v", index, err, p)
+		}
+		if args := p.Actions[0].Commands[0].Args; !strings.HasSuffix(strings.Join(args, " "), want) {
+			t.Errorf("index %s: %q", index, args)
+		}
+	}
+}
+
+func TestPlanRefusesTheSystemPython(t *testing.T) {
+	env := cpuVenv()
+	env.Interpreter, env.Prefix, env.Kind = "/usr/bin/python3", "/usr", "system"
+	p, err := Make(report(t, env), matrix(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Fixable() || len(p.NotFixable) == 0 || !strings.Contains(p.NotFixable[0].Why, "system") {
+		t.Fatalf("plan: %+v", p)
+	}
+	if _, err := Execute(context.Background(), p, Exec{Home: t.TempDir()}); !errors.Is(err, ErrNothing) {
+		t.Errorf("Execute of nothing: %v", err)
+	}
+}
+
+func TestPlanOtherInterpreterAndDriver(t *testing.T) {
+	other := cpuVenv()
+	other.Interpreter, other.Commands = "/opt/other/bin/python", nil
+	good := cpuVenv()
+	good.Packages = nil
+	f := fixtest.Machine()
+	f.NVML.GPUs = []gpu.GPU{}
+	f.NVML.Status = "library_not_found"
+	f.Pythons = []gpu.PythonEnv{good, other}
+	p, err := Make(doctor.Diagnose(f, matrix(t)), matrix(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Fixable() || p.Interpreter != venvPy {
+		t.Fatalf("plan: %+v", p)
+	}
+	if _, err := Make(report(t, good), matrix(t), Options{Interpreter: "/nowhere/python"}); err == nil {
+		t.Error("an interpreter the doctor did not find was accepted")
+	}
+	p, _ = Make(report(t, good, other), matrix(t), Options{})
+	var seen bool
+	for _, u := range p.NotFixable {
+		if strings.HasPrefix(u.ID, "torch_") && strings.Contains(u.Why, "another Python") {
+			seen = true
+		}
+	}
+	if p.Fixable() || !seen {
+		t.Errorf("a finding about another Python: %+v", p)
+	}
+}
+
+func TestPlanUserSiteCopy(t *testing.T) {
+	user := "/home/u/.local/lib/python3.11/site-packages"
+	site := "/opt/conda/lib/python3.11/site-packages"
+	env := gpu.PythonEnv{Interpreter: "/opt/conda/bin/python", Prefix: "/opt/conda", Version: "3.11", Kind: "conda", Commands: []string{"python"},
+		SitePackages: []string{user, site}, Packages: []gpu.Package{
+			{Name: "torch", Version: "2.13.0+cu126", Location: user, CUDA: "12.6"},
+			{Name: "torch", Version: "2.13.0+cu126", Location: site, CUDA: "12.6", Shadowed: true}}}
+	p, err := Make(report(t, env), matrix(t), Options{Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Actions) != 1 || p.Actions[0].Kind != KindUserSite {
+		t.Fatalf("plan: %+v", p)
+	}
+	if c := p.Actions[0].Commands[0].String(); c != "/opt/conda/bin/python -m pip uninstall -y torch" {
+		t.Errorf("command %q", c)
+	}
+}
+
+// fakePip plays pip for one environment: a set of packages, install and
+// uninstall, and failures on request.
+type fakePip struct {
+	pkgs  map[string]string // name → version
+	avail map[string]string // name → the version "==X.*" resolves to
+	fail  string            // a Run whose arguments contain this fails
+}
+
+func (f *fakePip) Output(ctx context.Context, args []string) ([]byte, error) {
+	var lines []string
+	for n, v := range f.pkgs {
+		lines = append(lines, n+"=="+v+"\n")
+	}
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, "")), nil
+}
+
+func (f *fakePip) Run(ctx context.Context, args []string, line func(string)) error {
+	if f.fail != "" && strings.Contains(strings.Join(args, " "), f.fail) {
+		line("ERROR: fake failure")
+		return errors.New("exit status 1")
+	}
+	op, rest := args[3], args[4:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "-r":
+			b, err := os.ReadFile(rest[i+1])
+			if err != nil {
+				return err
+			}
+			for _, l := range strings.Fields(string(b)) {
+				n, v, _ := strings.Cut(l, "==")
+				f.pkgs[n] = v
+			}
+			i++
+		case a == "--find-links" || a == "--index-url" || a == "--extra-index-url":
+			i++
+		case strings.HasPrefix(a, "-"):
+		case op == "uninstall":
+			delete(f.pkgs, a)
+		default:
+			n, v, _ := strings.Cut(a, "==")
+			if strings.HasSuffix(v, "*") {
+				v = f.avail[n]
+			}
+			f.pkgs[n] = v
+		}
+	}
+	line("Successfully " + op + "ed")
+	return nil
+}
+
+func TestExecuteAndUndoWithFakePip(t *testing.T) {
+	home := t.TempDir()
+	m := matrix(t)
+	adv, _ := doctor.WheelAdvice(fixtest.Machine(), m, "3.11")
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu", "torchvision": "0.20.1+cpu", "torchaudio": "2.5.1+cpu", "numpy": "2.1.0"},
+		avail: map[string]string{"torch": adv.Torch + ".0+" + adv.Variant, "torchvision": adv.TorchVision + ".0+" + adv.Variant, "torchaudio": adv.Torch + ".0+" + adv.Variant}}
+	before, _ := pip.Output(context.Background(), nil)
+	p, err := Make(report(t, cpuVenv()), m, Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		env := cpuVenv()
+		for i := range env.Packages {
+			pk := &env.Packages[i]
+			pk.Version, pk.CPUOnly, pk.CUDA = pip.pkgs[pk.Name], false, gpu.VariantCUDA(gpu.LocalTag(pip.pkgs[pk.Name]))
+		}
+		return report(t, env), nil
+	})
+	var log []string
+	res, err := Execute(context.Background(), p, Exec{Runner: pip, Checker: check, Home: home, Log: func(s string) { log = append(log, s) }})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "torch_cpu_only") {
+		t.Fatalf("%v %+v\n%s", err, res, strings.Join(log, "\n"))
+	}
+	if pip.pkgs["torch"] != adv.Torch+".0+"+adv.Variant {
+		t.Errorf("torch after: %s", pip.pkgs["torch"])
+	}
+	for _, name := range []string{FreezeFile, PlanFile, ResultFile} {
+		if st, err := os.Lstat(filepath.Join(res.Dir, name)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("record %s: %v", name, err)
+		}
+	}
+	pip.pkgs["extra"] = "1.0" // something the fix's dependencies added
+	u, err := Undo(context.Background(), res.Dir, Exec{Runner: pip, Home: home})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v %+v", err, u)
+	}
+	if now, _ := pip.Output(context.Background(), nil); string(now) != string(before) {
+		t.Errorf("after undo:\n%s\nwant:\n%s", now, before)
+	}
+	if c := u.Commands[len(u.Commands)-1].String(); !strings.Contains(c, "--extra-index-url https://download.pytorch.org/whl/cpu") {
+		t.Errorf("undo of +cpu wheels does not look in PyTorch's cpu index: %s", c)
+	}
+	// A failure restores, and says so.
+	pip.fail = "--force-reinstall torch"
+	res, err = Execute(context.Background(), p, Exec{Runner: pip, Home: home})
+	if err == nil || !res.Restored || res.Ran {
+		t.Errorf("a failing pip: %v %+v", err, res)
+	}
+}
+
+func TestRecordRefusesLinks(t *testing.T) {
+	home := t.TempDir()
+	out := t.TempDir()
+	link := filepath.Join(home, "gpuwizard")
+	if err := os.Symlink(out, link); err != nil {
+		t.Fatal(err)
+	}
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu"}}
+	p, _ := Make(report(t, cpuVenv()), matrix(t), Options{})
+	_, err := Execute(context.Background(), p, Exec{Runner: pip, Home: home})
+	if !errors.Is(err, ErrLink) {
+		t.Fatalf("a linked fixes folder: %v", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("wrote through the link: %v", ents)
+	}
+	if pip.pkgs["torch"] != "2.5.1+cpu" {
+		t.Errorf("changed the environment without a record: %v", pip.pkgs)
+	}
+}
+
+func TestFreezeName(t *testing.T) {
+	for line, want := range map[string]string{"torch==2.5.1+cpu": "torch", "Foo_Bar==1": "foo-bar",
+		"pkg @ file:///tmp/pkg-1.whl": "pkg", "-e git+https://x/y.git@abc#egg=my_pkg": "my-pkg"} {
+		if got := freezeName(line); got != want {
+			t.Errorf("freezeName(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
+
+// A torch conda installed is not replaced with pip.
+func TestPlanRefusesCondaInstalledTorch(t *testing.T) {
+	site := t.TempDir()
+	dist := filepath.Join(site, "torch-2.5.1.dist-info")
+	if err := os.Mkdir(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "INSTALLER"), []byte("conda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cpuVenv()
+	env.Kind = "conda"
+	env.Packages = []gpu.Package{{Name: "torch", Version: "2.5.1", Location: site, CPUOnly: true, BuildNote: "torch/version.py"}}
+	p, err := Make(report(t, env), matrix(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Fixable() || len(p.NotFixable) == 0 || !strings.Contains(p.NotFixable[0].Why, "installed by conda") {
+		t.Fatalf("plan: %+v", p)
+	}
+}
+
+// A conda environment's explicit list is recorded with the freeze, by the
+// conda that manages it.
+func TestRecordConda(t *testing.T) {
+	home := t.TempDir()
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu"}, avail: map[string]string{"torch": "2.13.0+cu126"}}
+	runner := &condaToo{fakePip: pip}
+	p := Plan{Interpreter: "/opt/conda/bin/python", Prefix: "/opt/conda", EnvKind: "conda",
+		Actions: []Action{{Kind: KindWheel, Commands: []Command{{Args: []string{"/opt/conda/bin/python", "-m", "pip", "install", "torch==2.13.*"}}}}}}
+	res, err := Execute(context.Background(), p, Exec{Runner: runner, Home: home, Environ: map[string]string{"CONDA_EXE": "/opt/conda/bin/conda"}})
+	if err != nil || !res.Ran {
+		t.Fatalf("%v %+v", err, res)
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, CondaFile))
+	if err != nil || string(b) != "@EXPLICIT\n" {
+		t.Errorf("conda record %q, %v", b, err)
+	}
+	if got := strings.Join(runner.conda, " "); got != "/opt/conda/bin/conda list --explicit -p /opt/conda" {
+		t.Errorf("conda ran as %q", got)
+	}
+}
+
+type condaToo struct {
+	*fakePip
+	conda []string
+}
+
+func (c *condaToo) Output(ctx context.Context, args []string) ([]byte, error) {
+	if strings.HasSuffix(args[0], "conda") {
+		c.conda = args
+		return []byte("@EXPLICIT\n"), nil
+	}
+	return c.fakePip.Output(ctx, args)
+}
+
+// Undo of a removed user-site copy puts it back in the user site.
+func TestUndoUserSiteCopy(t *testing.T) {
+	home := t.TempDir()
+	user := filepath.Join(home, ".local", "lib", "python3.11", "site-packages")
+	site := "/opt/conda/lib/python3.11/site-packages"
+	env := gpu.PythonEnv{Interpreter: "/opt/conda/bin/python", Prefix: "/opt/conda", Version: "3.11", Kind: "conda", Commands: []string{"python"},
+		SitePackages: []string{user, site}, Packages: []gpu.Package{
+			{Name: "torch", Version: "2.5.1+cpu", Location: user, CPUOnly: true},
+			{Name: "torch", Version: "2.13.0+cu126", Location: site, CUDA: "12.6", Shadowed: true}}}
+	p, err := Make(report(t, env), matrix(t), Options{Home: home})
+	if err != nil || len(p.Actions) == 0 || p.Actions[0].Kind != KindUserSite {
+		t.Fatalf("%v %+v", err, p)
+	}
+	pip := &fakePip{pkgs: map[string]string{"torch": "2.5.1+cpu"}}
+	res, err := Execute(context.Background(), p, Exec{Runner: pip, Home: home})
+	if err != nil || !res.Ran {
+		t.Fatalf("%v %+v", err, res)
+	}
+	pip.pkgs["torch"] = "2.13.0+cu126" // the environment's copy shows once the user's is gone
+	u, err := Undo(context.Background(), res.Dir, Exec{Runner: pip, Home: home})
+	if err != nil || !u.Exact || len(u.Commands) == 0 {
+		t.Fatalf("undo: %v %+v", err, u)
+	}
+	if c := strings.Join(u.Commands[0].Args, " "); !strings.Contains(c, "install --user --no-deps --force-reinstall torch==2.5.1+cpu") {
+		t.Errorf("the user-site copy is not put back: %s", c)
+	}
+}
