@@ -33,13 +33,14 @@ func norm(a []float32) float64 {
 }
 
 // modelNames lists specs' models in a fixed order, for subtests.
-func modelNames() []string { return []string{"mlp", "lenet", "cnn"} }
+func modelNames() []string { return []string{"mlp", "lenet", "cnn", "det"} }
 
 func specs() map[string]model.Spec {
 	return map[string]model.Spec{
 		"mlp":   {Kind: model.MLP, Channels: 1, Height: 28, Width: 28, Classes: 10},
 		"lenet": {Kind: model.LeNet, Channels: 1, Height: 28, Width: 28, Classes: 10},
 		"cnn":   {Kind: model.CNN, Channels: 3, Height: 16, Width: 16, Classes: 5},
+		"det":   {Kind: model.DetN, Channels: 3, Height: 32, Width: 32, Classes: 3},
 	}
 }
 
