@@ -130,3 +130,38 @@ func detectFingerprint(device, reason string, ds *detect.Dataset) []byte {
 	b, _ := json.MarshalIndent(env, "", "  ")
 	return append(b, '\n')
 }
+
+// evaluateDetectorCheckpoint measures a detector's checkpoint on its
+// dataset's validation split (RunResults of a stopped detection run).
+func evaluateDetectorCheckpoint(ctx context.Context, dir, path string, ck *Checkpoint) (*Result, error) {
+	cfg := ck.Config
+	ds, err := detect.Load(cfg.Data, ck.Spec.Height, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: evaluating %s needs its dataset %s: %w (move the dataset back, or resume the run to finish it)", path, cfg.Data, err)
+	}
+	if len(ds.Classes) != ck.Spec.Classes || ds.Channels != ck.Spec.Channels {
+		return nil, fmt.Errorf("%w: %s holds a %s for %d classes of %d-channel images, but %s now has %d classes of %d channels: the dataset changed since the run",
+			ErrCheckpoint, path, ck.Spec.Kind, ck.Spec.Classes, ck.Spec.Channels, cfg.Data, len(ds.Classes), ds.Channels)
+	}
+	s, err := openSession(ctx, sessionOptions{spec: ck.Spec, batch: cfg.Batch, seed: cfg.Seed, optim: optimOf(cfg), device: "cpu"})
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := s.load(ck, false); err != nil {
+		return nil, err
+	}
+	h, w := ck.Spec.Grid()
+	b := newDetBatcher(ds.Val, ds.Size, ds.Channels, s.batch, detect.Grid{H: h, W: w, Stride: ds.Size / h}, false)
+	preds, truths, err := evaluateDetector(s, b, len(ds.Classes))
+	if err != nil {
+		return nil, fmt.Errorf("trainer: evaluating %s: %w", path, err)
+	}
+	m := detect.Evaluate(preds, truths, ds.Classes)
+	m.Split = "val"
+	res := &Result{RunDir: dir, BestEpoch: ck.Epoch, History: ck.History, Classes: ck.Classes, Detect: &m}
+	if ck.BestEpoch > 0 {
+		res.BestEpoch = ck.BestEpoch
+	}
+	return res, ctx.Err()
+}
