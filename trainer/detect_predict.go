@@ -101,6 +101,21 @@ func (d *Detector) Detect(img image.Image) ([]detect.Detection, error) {
 	return dets, nil
 }
 
+// Head runs the model on one input (Input's form) and returns its raw
+// head ((5+classes)×H/8×W/8, what an exported ONNX detector outputs).
+func (d *Detector) Head(x []float32) ([]float32, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.s.be == nil {
+		return nil, fmt.Errorf("trainer: the detector is closed")
+	}
+	head, err := d.s.predict(x)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: detecting: %w", err)
+	}
+	return append([]float32(nil), head...), nil
+}
+
 // Input is what the model is fed for img: img letterboxed onto the
 // model's square canvas (scaled to fit, aspect kept, centred, padded with
 // LetterboxGrey), as float32 planes scaled to [0, 1] (grey models: the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -180,5 +181,71 @@ func TestDetectConfig(t *testing.T) {
 	c.Data = "builtin"
 	if c.IsDetect() {
 		t.Fatal("builtin (MNIST) is classification")
+	}
+}
+
+// TestDetectorONNXMatchesOpenCV: a detector exported to ONNX, run by
+// OpenCV's DNN module, gives the raw head the executor gives (within
+// 1e-4 of its scale) and so the same boxes, on letterboxed images of
+// several shapes; the file says how to decode the head.
+func TestDetectorONNXMatchesOpenCV(t *testing.T) {
+	py := systemOpenCV(t)
+	const size = 48
+	cfg := detectConfig(t, size)
+	cfg.Epochs = 2
+	_, res, err := collect(context.Background(), cfg, Options{DetectDataset: squares(2, size, 64, 16)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "det.onnx")
+	if err := ExportONNX(res.RunDir, path); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(raw), "sigmoid(objectness)") || !strings.Contains(string(raw), `"solid"`) {
+		t.Fatalf("the ONNX file lacks the decoding or the classes: %v", err)
+	}
+	det, err := LoadDetector(res.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer det.Close()
+	det.Conf = 0.05
+	rng := rand.New(rand.NewSource(4))
+	var inputs, heads [][]float32
+	for _, wh := range [][2]int{{48, 48}, {96, 40}, {30, 70}, {100, 100}} {
+		img := image.NewRGBA(image.Rect(0, 0, wh[0], wh[1]))
+		for i := range img.Pix {
+			img.Pix[i] = uint8(rng.Intn(256))
+		}
+		x, _ := det.Input(img)
+		h, err := det.Head(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs, heads = append(inputs, x), append(heads, h)
+	}
+	got := openCVProbs(t, py, path, inputs, 1, size, size)
+	h, w := det.ck.Spec.Grid()
+	g := detect.Grid{H: h, W: w, Stride: 8}
+	for i, want := range heads {
+		if len(got[i]) != len(want) {
+			t.Fatalf("image %d: OpenCV gave %d head values, the executor %d", i, len(got[i]), len(want))
+		}
+		var worst, scale float64
+		o := make([]float32, len(want))
+		for k, v := range want {
+			o[k] = float32(got[i][k])
+			worst = max(worst, math.Abs(got[i][k]-float64(v)))
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		if worst > 1e-4*max(scale, 1) {
+			t.Errorf("image %d: head values differ by up to %.3g (largest value %.3g)", i, worst, scale)
+		}
+		a := detect.Detections(want, 2, g, size, 0.05, 0.45, 100)
+		b := detect.Detections(o, 2, g, size, 0.05, 0.45, 100)
+		if len(a) != len(b) {
+			t.Errorf("image %d: %d boxes from the executor's head, %d from OpenCV's", i, len(a), len(b))
+		}
 	}
 }
