@@ -302,3 +302,29 @@ func TestDetLayoutMatchesDetect(t *testing.T) {
 			exec.DetTargetFloats, exec.DetLogClamp, detect.TargetFloats, detect.LogClamp)
 	}
 }
+
+// TestSiLUExpAccuracy: the Go backend's exp behind SiLU is within 3e-7
+// of float64's over float32's range, and keeps SiLU's limits.
+func TestSiLUExpAccuracy(t *testing.T) {
+	worst := 0.0
+	for x0 := -87.0; x0 < 88.5; x0 += 0.0137 {
+		x := float64(float32(x0))
+		got := float64(exec.SiLU(float32(-x))) // x/(1+e^x) at -x
+		want := -x / (1 + math.Exp(x))
+		if e := math.Abs(got-want) / max(math.Abs(want), 1e-30); want != 0 && e > worst {
+			worst = e
+		}
+	}
+	if worst > 1e-6 {
+		t.Fatalf("SiLU differs from float64 by up to %.3g relative", worst)
+	}
+	for x, want := range map[float32]float32{-200: 0, 200: 200, 0: 0} {
+		if got := exec.SiLU(x); got != want {
+			t.Errorf("SiLU(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if nan := exec.SiLU(float32(math.NaN())); nan == nan {
+		t.Errorf("SiLU(NaN) = %v", nan)
+	}
+	t.Logf("largest relative difference from float64: %.2g", worst)
+}
