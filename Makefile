@@ -17,7 +17,7 @@ APT_PKGS := gcc pkg-config patchelf libgl1-mesa-dev libx11-dev libxcursor-dev li
 TEST_PKGS := slurmctld slurmd slurm-client munge
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-windows test-deps build build-windows test-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
+.PHONY: deps deps-windows test-deps build build-windows test-windows gui-smoke-windows run test race fuzz bench bench-doctor bench-gpu gpu-kit kernels onnx-proto install uninstall dist gui-smoke clean
 
 # A Go at least as new as go.mod's `go` line (tools/check-go.sh says what to
 # install otherwise), then the C headers Fyne's OpenGL driver builds against,
@@ -100,6 +100,14 @@ build-windows: deps-windows
 	@$(WIN_ENV) $(GO) list -tags $(TAGS) -f '{{.Stale}}' github.com/go-gl/gl/v2.1/gl 2>/dev/null | grep -qx true && \
 	  echo "Compiling the window's OpenGL bindings with mingw (first build only; about 10 minutes)..." || true
 	$(WIN_ENV) CGO_LDFLAGS=-lssp $(GO) build -buildvcs=auto -tags $(TAGS) -ldflags=-H=windowsgui -o $(GUI).exe ./cmd/gpuwizard-gui
+
+# The Windows window under Wine on Xvfb, screenshot of the Check step in
+# dist/screenshots/windows-1-check.png, and doctor's wall time under Wine
+# (tools/wine/gui-windows.sh).
+gui-smoke-windows: build-windows
+	@command -v xvfb-run >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xauth xdotool imagemagick libgl1-mesa-dri; }
+	tools/wine/gui-windows.sh
 
 # Every package's tests cross-compiled for Windows and run under Wine, in
 # a prefix of their own under build/wine (tools/wine/test-windows.sh).

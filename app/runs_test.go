@@ -21,7 +21,11 @@ import (
 func stopAfterFirstEpoch(ctx context.Context, cfg trainer.Config, events chan<- trainer.Event, opts trainer.Options) (*trainer.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mid := make(chan trainer.Event, 64)
+	// Unbuffered: the trainer's epoch event is handed over (epoch events are
+	// never dropped) and the stop follows it at once. With a buffer, a
+	// loaded machine let the trainer run on through epoch 2 before the
+	// relay read epoch 1's event, and the run stopped at epoch 2.
+	mid := make(chan trainer.Event)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

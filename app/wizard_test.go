@@ -60,25 +60,37 @@ type uiLoop struct {
 
 func newUILoop(t *testing.T) *uiLoop {
 	l := &uiLoop{ch: make(chan func()), quit: make(chan struct{})}
-	go func() {
-		for {
-			select {
-			case f := <-l.ch:
-				f()
-			case <-l.quit:
-				return
-			}
-		}
-	}()
+	go l.serve()
 	t.Cleanup(func() { close(l.quit) })
 	return l
 }
 
-// do runs f on the loop and waits (nothing, once the test has ended).
+// serve runs the functions sent to the loop. A function that ends its
+// goroutine (t.Fatalf inside a ui(...) call) would end the loop with it
+// and leave every later call waiting forever: the loop starts again.
+func (l *uiLoop) serve() {
+	quit := false
+	defer func() {
+		if !quit {
+			go l.serve()
+		}
+	}()
+	for {
+		select {
+		case f := <-l.ch:
+			f()
+		case <-l.quit:
+			quit = true
+			return
+		}
+	}
+}
+
+// do runs f on the loop and waits for it to end, however it ends.
 func (l *uiLoop) do(f func()) {
 	done := make(chan struct{})
 	select {
-	case l.ch <- func() { f(); close(done) }:
+	case l.ch <- func() { defer close(done); f() }:
 		<-done
 	case <-l.quit:
 	}

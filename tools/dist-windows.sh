@@ -29,10 +29,11 @@ CGO_LDFLAGS=-lssp "$GO" build -buildvcs=auto -trimpath -tags "$TAGS" -ldflags='-
 # Each program: its subsystem (3 console, 2 GUI) and a resource section
 # (icon and version information).
 check() {
-  local exe=$1 subsystem=$2
-  "$OBJDUMP" -p "$exe" | grep -q "^Subsystem[[:space:]]*0000000$subsystem" ||
+  local exe=$1 subsystem=$2 headers sections
+  headers=$("$OBJDUMP" -p "$exe") && sections=$("$OBJDUMP" -h "$exe") || { echo "dist: FAIL: $OBJDUMP cannot read $exe" >&2; exit 1; }
+  grep -q "^Subsystem[[:space:]]*0000000$subsystem" <<<"$headers" ||
     { echo "dist: FAIL: $exe is not subsystem $subsystem" >&2; exit 1; }
-  "$OBJDUMP" -h "$exe" | grep -q '\.rsrc' || { echo "dist: FAIL: $exe has no resources (icon, version)" >&2; exit 1; }
+  grep -q '\.rsrc' <<<"$sections" || { echo "dist: FAIL: $exe has no resources (icon, version)" >&2; exit 1; }
 }
 check "$stage/gpuwizard.exe" 3
 check "$stage/gpuwizard-gui.exe" 2

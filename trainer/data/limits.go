@@ -36,7 +36,7 @@ const (
 	// same time, by the same estimates: an image waits until the budget has
 	// room (one image of up to MaxImageDecodeBytes always fits). It bounds
 	// decoding memory whatever the number of cores.
-	MaxDecodingBytes = 384 << 20
+	MaxDecodingBytes = 256 << 20
 	// MaxImageFile is the largest image file read (bytes).
 	MaxImageFile = 512 << 20
 	// MaxDatasetBytes is the most memory a dataset may take, checked before
