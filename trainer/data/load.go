@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"gpuwizard/assets"
-	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
 )
 
@@ -108,8 +107,8 @@ func Load(path string, opt Options) (*Dataset, error) {
 		}
 	}
 	d.Lint.imbalance(d.Root, "train", "training images")
-	if errs := d.Lint.Errors(); len(errs) > 0 {
-		return d, fmt.Errorf("%w: %s cannot be trained on (%s; the first: %s)", ErrData, d.Root, plural.Count(len(errs), "problem"), errs[0])
+	if err := d.Lint.TrainingError(d.Root); err != nil {
+		return d, err
 	}
 	d.loadedFrom, d.loadedWith = sourceName(path), opt
 	return d, nil
