@@ -39,7 +39,9 @@ func (fakeDetector) Detect(img image.Image) ([]detect.Detection, error) {
 	}, nil
 }
 
-func (fakeDetector) Classes() []string { return []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"} }
+func (fakeDetector) Classes() []string {
+	return []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+}
 
 // fakeDetectTrain emits a 2-epoch detection run: steps without accuracy,
 // epochs with the losses by part and mAP, and a result with the metrics.

@@ -28,26 +28,26 @@ import (
 // finished run's results.json, or a stopped run's best checkpoint,
 // evaluated once), and what can be done with the run.
 type resultsView struct {
-	wz        *wizard
-	summary   *widget.Label
-	table     *fyne.Container
-	confuse   *fyne.Container
-	samples   *fyne.Container
-	folder    *widget.Label
-	tryOut    *widget.Label
-	tried     *fyne.Container // "Try an image": the image and what the model says
+	wz      *wizard
+	summary *widget.Label
+	table   *fyne.Container
+	confuse *fyne.Container
+	samples *fyne.Container
+	folder  *widget.Label
+	tryOut  *widget.Label
+	tried   *fyne.Container // "Try an image": the image and what the model says
 	// the headings of the table, the confusion matrix and the samples
 	// (a detector's results have no confusion matrix)
 	perClassHead, confuseHead, samplesHead *widget.Label
-	resumeBtn *widget.Button
-	moreBtn   *widget.Button
-	exportBtn *widget.Button
-	deleteBtn *widget.Button
-	info      *trainer.RunInfo // what the run folder says (nil until read)
-	gen       int              // the enter generation: late answers of an older one are dropped
-	body      *fyne.Container
-	scroll    *container.Scroll
-	content   fyne.CanvasObject
+	resumeBtn                              *widget.Button
+	moreBtn                                *widget.Button
+	exportBtn                              *widget.Button
+	deleteBtn                              *widget.Button
+	info                                   *trainer.RunInfo // what the run folder says (nil until read)
+	gen                                    int              // the enter generation: late answers of an older one are dropped
+	body                                   *fyne.Container
+	scroll                                 *container.Scroll
+	content                                fyne.CanvasObject
 }
 
 // sampleCellSize is the room of a classifier's sample prediction.

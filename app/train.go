@@ -49,9 +49,9 @@ type trainView struct {
 	maps      *LineChart
 	grid      *fyne.Container
 	detecting bool
-	log      *widget.Label
-	logBox   *container.Scroll
-	logLines []string
+	log       *widget.Label
+	logBox    *container.Scroll
+	logLines  []string
 	// follow says whether the log keeps its end in view: true until the
 	// user scrolls up, true again once they scroll back to the end. It is
 	// the user's choice, kept from their scrolling, not worked out again
