@@ -47,6 +47,9 @@ func TestLintYOLOImages(t *testing.T) {
 	if lint.TrainingError(y) != nil {
 		t.Fatalf("warnings only, yet: %v", lint.TrainingError(y))
 	}
+	if _, err := Load(y, Options{}); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "train a detector on it") {
+		t.Fatalf("a classifier's Load of a YOLO set: %v", err)
+	}
 	lint.Add(Problem{Severity: LintError, File: y, Message: "m", Fix: "f"})
 	if err := lint.TrainingError(y); !errors.Is(err, ErrData) || !strings.Contains(err.Error(), "cannot be trained on (1 problem; the first: error: "+y+": m (fix: f))") {
 		t.Fatalf("%v", err)
