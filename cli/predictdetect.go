@@ -121,7 +121,8 @@ func predictBoxes(ctx context.Context, det Detector, images []string, o boxOptio
 }
 
 // detectFile decodes an image and finds its objects scoring at least
-// conf, highest score first; it also returns the image's size.
+// conf, highest score first, clipped to the image (boxes left empty are
+// dropped); it also returns the image's size.
 func detectFile(det Detector, path string, conf float64) ([]detect.Detection, image.Point, error) {
 	img, err := data.DecodeImageFile(path)
 	if err != nil {
@@ -131,14 +132,29 @@ func detectFile(det Detector, path string, conf float64) ([]detect.Detection, im
 	if err != nil {
 		return nil, image.Point{}, fmt.Errorf("%s: %w", path, err)
 	}
+	b := img.Bounds()
 	var out []detect.Detection
 	for _, d := range all {
-		if float64(d.Score) >= conf {
+		d.Box = clipBox(d.Box, float32(b.Dx()), float32(b.Dy()))
+		if float64(d.Score) >= conf && d.Box.Area() > 0 {
 			out = append(out, d)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out, img.Bounds().Size(), nil
+	return out, b.Size(), nil
+}
+
+// clipBox keeps a box within a w×h image (a coordinate that is not a
+// number becomes 0), so that what is printed and saved is a box of the
+// image: YOLO labels must lie within 0..1.
+func clipBox(b detect.Box, w, h float32) detect.Box {
+	clip := func(v, hi float32) float32 {
+		if !(v > 0) {
+			return 0
+		}
+		return min(v, hi)
+	}
+	return detect.Box{X1: clip(b.X1, w), Y1: clip(b.Y1, h), X2: clip(b.X2, w), Y2: clip(b.Y2, h)}
 }
 
 // className is class k's name, or its number when the model has none.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"image"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,8 @@ func (f *fakeDetector) Detect(img image.Image) ([]detect.Detection, error) {
 		{Class: 1, Score: 0.3, Box: detect.Box{X1: 50, Y1: 0, X2: 100, Y2: 50}},
 		{Class: 0, Score: 0.9, Box: detect.Box{X1: 10, Y1: 5, X2: 30.123456, Y2: 25}},
 		{Class: 7, Score: 0.1, Box: detect.Box{X1: 0, Y1: 0, X2: 1, Y2: 1}},
+		{Class: 0, Score: 0.95, Box: detect.Box{X1: 200, Y1: 0, X2: 300, Y2: 10}},                // outside: dropped
+		{Class: 1, Score: 0.3, Box: detect.Box{X1: -5, Y1: 40, X2: 20, Y2: float32(math.NaN())}}, // clipped to nothing
 	}, nil
 }
 
@@ -61,6 +64,9 @@ func TestPredictBoxesJSON(t *testing.T) {
 	fake := &fakeDetector{}
 	env := Env{LoadDetector: func(string) (Detector, error) { return fake, nil }}
 	code, out, stderr := callWith(env, Predict, "--model", "runs/detect/best", "--json", a, filepath.Join(dir, "missing.png"))
+	if got := clipBox(detect.Box{X1: -5, Y1: 40, X2: 120, Y2: 45}, 100, 50); got != (detect.Box{X1: 0, Y1: 40, X2: 100, Y2: 45}) {
+		t.Fatalf("clipBox: %+v", got)
+	}
 	if code != ExitUsage || !strings.Contains(stderr, "missing.png") {
 		t.Fatalf("exit %d, %s", code, stderr)
 	}

@@ -41,6 +41,9 @@ func GenerateBuiltin(ctx context.Context, size, train, val int, seed int64) (*Da
 	if train < 1 || val < 1 {
 		return nil, fmt.Errorf("%w: the built-in set needs at least one training and one validation canvas (asked %d and %d)", data.ErrData, train, val)
 	}
+	if err := checkMemory(Builtin, labelCount{train + val, 4 * (train + val)}, 1, size); err != nil {
+		return nil, err
+	}
 	mnist, err := data.Load(data.Builtin, data.Options{Seed: 1})
 	if err != nil {
 		return nil, fmt.Errorf("detect: the built-in set's digits: %w", err)

@@ -61,14 +61,13 @@ func LoadContext(ctx context.Context, path string, size int, seed int64) (*Datas
 		return nil, err
 	}
 	recs := map[string][]pending{}
-	total := 0
+	var n labelCount
 	for _, split := range []string{"train", "val"} {
-		if recs[split], err = readLabels(ctx, dec, cfg.Images[split], len(cfg.Names)); err != nil {
+		if recs[split], err = readLabels(ctx, dec, cfg.Images[split], len(cfg.Names), &n, lint); err != nil {
 			return nil, err
 		}
-		total += len(recs[split])
 	}
-	if err := checkMemory(cfg.File, total, d.Channels, size); err != nil {
+	if err := checkMemory(cfg.File, n, d.Channels, size); err != nil {
 		return nil, err
 	}
 	for _, split := range []string{"train", "val"} {
@@ -103,34 +102,58 @@ type normBox struct {
 	cx, cy, bw, bh float64
 }
 
+// MaxObjectsPerImage is the most boxes an image may have; more are
+// ignored with a warning (crowded sets have hundreds: SKU-110K's shelves
+// up to about 700).
+const MaxObjectsPerImage = 1000
+
+// labelCount counts what the label files hold, for the memory check.
+type labelCount struct{ images, boxes int }
+
 // readLabels reads the label file of each image (none: a background
-// image).
-func readLabels(ctx context.Context, dec *data.ImageDecoder, images []string, nc int) ([]pending, error) {
+// image), at most MaxObjectsPerImage boxes an image; it stops when the
+// boxes alone would not fit in data.MaxDatasetBytes.
+func readLabels(ctx context.Context, dec *data.ImageDecoder, images []string, nc int, n *labelCount, lint *data.Lint) ([]pending, error) {
 	out := make([]pending, len(images))
 	for i, img := range images {
 		if i%256 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		out[i].path = img
-		raw, err := dec.ReadFile(data.YOLOLabelPath(img), data.MaxLabelFile, "a YOLO label file")
+		n.images++
+		file := data.YOLOLabelPath(img)
+		raw, err := dec.ReadFile(file, data.MaxLabelFile, "a YOLO label file")
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", data.ErrData, err) // the lint read it a moment ago
 		}
-		out[i].boxes = parseLabels(raw, nc)
+		boxes, more := parseLabels(raw, nc)
+		if more > 0 {
+			lint.Add(data.Problem{Severity: data.LintWarning, File: file, Message: fmt.Sprintf("%d boxes beyond the first %d are ignored", more, MaxObjectsPerImage),
+				Fix: fmt.Sprintf("keep at most %d boxes an image (split the image into tiles)", MaxObjectsPerImage)})
+		}
+		out[i].boxes = boxes
+		if n.boxes += len(boxes); int64(n.boxes)*boxBytes > data.MaxDatasetBytes {
+			return nil, fmt.Errorf("%w: %s: the label files hold more than %d boxes, more than the %s a dataset may take can keep: train on fewer images",
+				data.ErrData, file, n.boxes, mib(data.MaxDatasetBytes))
+		}
 	}
 	return out, nil
 }
 
 // parseLabels reads a YOLO label file: one object a line, "class cx cy w
 // h" normalised to 0..1, or a polygon "class x1 y1 x2 y2 ..." (its box is
-// the one around it). Lines the lint refuses are skipped.
-func parseLabels(raw []byte, nc int) []normBox {
-	var out []normBox
+// the one around it). Lines the lint refuses are skipped; boxes beyond
+// MaxObjectsPerImage are counted (more), not kept.
+func parseLabels(raw []byte, nc int) (out []normBox, more int) {
 	for _, line := range strings.Split(string(raw), "\n") {
 		f := strings.Fields(line)
+		if len(out) == MaxObjectsPerImage && len(f) > 0 {
+			more++
+			continue
+		}
 		if len(f) != 5 && (len(f) < 7 || len(f)%2 == 0) {
 			continue
 		}
@@ -163,7 +186,7 @@ func parseLabels(raw []byte, nc int) []normBox {
 			out = append(out, normBox{cls, (x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0})
 		}
 	}
-	return out
+	return out, more
 }
 
 // objects places normalised boxes on the canvas of an image of letterbox
@@ -183,27 +206,33 @@ func objects(boxes []normBox, l Letterbox) []Object {
 	return out
 }
 
-// recordBytes is what one image's record takes besides its pixels (its
-// Image, path and a few objects), for the memory check.
-const recordBytes = 256
+// What a set takes besides its pixels, for the memory check: an image's
+// record (its Image and path), and a box (its Object, and its line's
+// numbers while the set loads).
+const (
+	recordBytes = 256
+	boxBytes    = 64
+)
 
-// checkMemory refuses a set whose n images at size×size would not fit in
-// data.MaxDatasetBytes, saying which size (or how many images) would.
-func checkMemory(file string, n, channels, size int) error {
-	per := int64(channels)*int64(size)*int64(size) + recordBytes
-	need := int64(n) * per
-	if need <= data.MaxDatasetBytes {
+// checkMemory refuses a set whose images at size×size, with their
+// records and boxes, would not fit in data.MaxDatasetBytes, saying which
+// size (or how many images) would.
+func checkMemory(file string, n labelCount, channels, size int) error {
+	extra := int64(n.images)*recordBytes + int64(n.boxes)*boxBytes
+	need := func(s int) int64 { return int64(n.images)*int64(channels)*int64(s)*int64(s) + extra }
+	if need(size) <= data.MaxDatasetBytes {
 		return nil
 	}
+	per := int64(channels)*int64(size)*int64(size) + extra/int64(max(n.images, 1))
 	fix := fmt.Sprintf("train on at most %d of these images at %d×%d", data.MaxDatasetBytes/per, size, size)
 	for s := size - SizeStep; s >= MinOfferedSize; s -= SizeStep {
-		if int64(n)*(int64(channels)*int64(s)*int64(s)+recordBytes) <= data.MaxDatasetBytes {
+		if need(s) <= data.MaxDatasetBytes {
 			fix = fmt.Sprintf("use a smaller image size (%d fits), or %s", s, fix)
 			break
 		}
 	}
 	return fmt.Errorf("%w: %s: %d images at %d×%d take %s, more than the %s a dataset may take: %s",
-		data.ErrData, file, n, size, size, mib(need), mib(data.MaxDatasetBytes), fix)
+		data.ErrData, file, n.images, size, size, mib(need(size)), mib(data.MaxDatasetBytes), fix)
 }
 
 // mib writes a byte count in MiB or GiB.

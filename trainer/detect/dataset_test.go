@@ -222,23 +222,23 @@ func TestLoadSizes(t *testing.T) {
 // TestCheckMemory: a set too big for data.MaxDatasetBytes is refused
 // before anything is decoded, with a size (or a count) that fits.
 func TestCheckMemory(t *testing.T) {
-	if err := checkMemory("d.yaml", 1000, 3, 320); err != nil {
+	if err := checkMemory("d.yaml", labelCount{1000, 5000}, 3, 320); err != nil {
 		t.Fatal(err)
 	}
-	err := checkMemory("d.yaml", 10_000, 3, 640)
+	err := checkMemory("d.yaml", labelCount{10_000, 0}, 3, 640)
 	if !errors.Is(err, data.ErrData) || !strings.Contains(err.Error(), "10000 images at 640×640 take 11.4 GiB") ||
 		!strings.Contains(err.Error(), "use a smaller image size (256 fits)") || !strings.Contains(err.Error(), "at most 1747 of these images") {
 		t.Fatalf("%v", err)
 	}
-	if err := checkMemory("d.yaml", 10_000_000, 3, 640); err == nil || strings.Contains(err.Error(), "smaller image size") {
+	if err := checkMemory("d.yaml", labelCount{10_000_000, 0}, 3, 640); err == nil || strings.Contains(err.Error(), "smaller image size") {
 		t.Fatalf("no size fits 10 million images: %v", err)
 	}
 }
 
 func TestParseLabels(t *testing.T) {
-	got := parseLabels([]byte("0 0.5 0.5 0.2 0.4\n\n1 0.1 0.1 0.3 0.1 0.2 0.5\n2 0.5 0.5 0.1 0.1\nx 1 1 1 1\n0 0.5 0.5 0 0.1\n0 1.5 0.5 0.1 0.1\n"), 2)
+	got, more := parseLabels([]byte("0 0.5 0.5 0.2 0.4\n\n1 0.1 0.1 0.3 0.1 0.2 0.5\n2 0.5 0.5 0.1 0.1\nx 1 1 1 1\n0 0.5 0.5 0 0.1\n0 1.5 0.5 0.1 0.1\n"), 2)
 	want := []normBox{{0, 0.5, 0.5, 0.2, 0.4}, {1, 0.2, 0.3, 0.2, 0.4}}
-	if len(got) != len(want) {
+	if len(got) != len(want) || more != 0 {
 		t.Fatalf("%+v", got)
 	}
 	for i := range want {
@@ -246,5 +246,28 @@ func TestParseLabels(t *testing.T) {
 		if g.class != w.class || !near(g.cx, w.cx, 1e-12) || !near(g.cy, w.cy, 1e-12) || !near(g.bw, w.bw, 1e-12) || !near(g.bh, w.bh, 1e-12) {
 			t.Fatalf("line %d: %+v, want %+v", i, g, w)
 		}
+	}
+}
+
+// TestLoadCapsBoxes: an image with more than MaxObjectsPerImage boxes
+// keeps the first ones, with a warning; boxes count in the memory check.
+func TestLoadCapsBoxes(t *testing.T) {
+	y := ultralyticsSet(t)
+	many := strings.Repeat("1 0.5 0.5 0.1 0.1\n", MaxObjectsPerImage+7)
+	writeFile(t, filepath.Join(filepath.Dir(y), "labels", "train", "wide.txt"), many)
+	d, err := Load(y, 64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range d.Train.Images {
+		if filepath.Base(im.Path) == "wide.png" && len(im.Objects) != MaxObjectsPerImage {
+			t.Fatalf("%d objects kept", len(im.Objects))
+		}
+	}
+	if !strings.Contains(d.Lint.Summary(), "7 boxes beyond the first 1000 are ignored") {
+		t.Fatalf("no warning:\n%s", d.Lint.Summary())
+	}
+	if err := checkMemory("d.yaml", labelCount{1000, 40_000_000}, 3, 128); err == nil || !strings.Contains(err.Error(), "1000 images at 128×128 take 2.4 GiB") {
+		t.Fatalf("40 million boxes: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -59,8 +60,9 @@ type scored struct {
 
 // Evaluate scores detections against the ground truth: preds[i] and
 // truths[i] are image i's (in the same pixels), classes the dataset's
-// names. See the comment above for the definitions. Metrics.Split is left
-// for the caller to name.
+// names. See the comment above for the definitions. Detections of a
+// class outside classes, or whose score is not a number, are ignored.
+// Metrics.Split is left for the caller to name.
 func Evaluate(preds [][]Detection, truths [][]Object, classes []string) Metrics {
 	nc := len(classes)
 	thr := iouThresholds()
@@ -124,7 +126,7 @@ func matchImage(preds []Detection, truths []Object, thr [NumIoUThresholds]float6
 	}
 	dets := map[int][]Detection{}
 	for _, d := range preds {
-		if d.Class >= 0 && d.Class < nc {
+		if d.Class >= 0 && d.Class < nc && !math.IsNaN(float64(d.Score)) {
 			dets[d.Class] = append(dets[d.Class], d)
 		}
 	}

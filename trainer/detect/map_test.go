@@ -66,6 +66,12 @@ func TestEvaluateClasses(t *testing.T) {
 	if m.MAP50 != 0 || m.Objects != 2 || m.Images != 2 {
 		t.Fatalf("wrong class: %+v", m)
 	}
+	// Detections that are not numbers match nothing.
+	nan := float32(math.NaN())
+	m = Evaluate([][]Detection{{{Class: 0, Score: nan, Box: sq(10, 10)}, {Class: 0, Score: 0.9, Box: Box{nan, 0, 10, 10}}}}, [][]Object{{{0, sq(10, 10)}}}, classes)
+	if m.MAP50 != 0 || m.Objects != 1 {
+		t.Fatalf("NaN: %+v", m)
+	}
 	if m := Evaluate(nil, nil, classes); m.MAP50 != 0 || len(m.PerClass) != 0 {
 		t.Fatalf("nothing: %+v", m)
 	}

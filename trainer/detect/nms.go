@@ -20,19 +20,20 @@ func IoU(a, b Box) float32 {
 	return float32(iou64(a, b))
 }
 
-// iou64 is IoU in float64, as the metrics compute it.
+// iou64 is IoU in float64, as the metrics compute it; 0 for boxes with
+// coordinates that are not numbers.
 func iou64(a, b Box) float64 {
 	w := math.Min(float64(a.X2), float64(b.X2)) - math.Max(float64(a.X1), float64(b.X1))
 	h := math.Min(float64(a.Y2), float64(b.Y2)) - math.Max(float64(a.Y1), float64(b.Y1))
-	if w <= 0 || h <= 0 {
+	if !(w > 0) || !(h > 0) {
 		return 0
 	}
 	inter := w * h
 	union := area64(a) + area64(b) - inter
-	if union <= 0 {
-		return 0
+	if r := inter / union; r >= 0 && r <= 1 {
+		return r
 	}
-	return inter / union
+	return 0
 }
 
 func area64(b Box) float64 {

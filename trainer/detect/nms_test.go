@@ -16,6 +16,8 @@ func TestIoU(t *testing.T) {
 		{Box{0, 0, 10, 10}, Box{2, 2, 4, 4}, 4.0 / 100},
 		{Box{0, 0, 0, 0}, Box{0, 0, 0, 0}, 0},
 		{Box{5, 5, 1, 1}, Box{0, 0, 10, 10}, 0}, // inverted
+		{Box{float32(math.NaN()), 0, 10, 10}, Box{0, 0, 10, 10}, 0},
+		{Box{0, 0, float32(math.Inf(1)), 10}, Box{0, 0, 10, 10}, 0},
 	} {
 		if got := IoU(c.a, c.b); math.Abs(float64(got-c.want)) > 1e-6 || IoU(c.b, c.a) != got {
 			t.Errorf("IoU(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
