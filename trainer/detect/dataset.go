@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -148,12 +149,20 @@ func readLabels(ctx context.Context, dec *data.ImageDecoder, images []string, nc
 // the one around it). Lines the lint refuses are skipped; boxes beyond
 // MaxObjectsPerImage are counted (more), not kept.
 func parseLabels(raw []byte, nc int) (out []normBox, more int) {
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		if len(out) == MaxObjectsPerImage && len(f) > 0 {
-			more++
+	for len(raw) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			line, raw = raw, nil
+		}
+		if len(out) == MaxObjectsPerImage {
+			if len(bytes.TrimSpace(line)) > 0 {
+				more++
+			}
 			continue
 		}
+		f := strings.Fields(string(line))
 		if len(f) != 5 && (len(f) < 7 || len(f)%2 == 0) {
 			continue
 		}
