@@ -59,8 +59,8 @@ func (c Config) validateTask(bad func(field, format string, args ...any) error) 
 		return bad("model", "%q classifies images; a detection run takes auto, det-n or det-s", c.Model)
 	case !c.IsDetect() && contains(model.DetectKinds, c.Model):
 		return bad("model", "%q is a detector; a classification run takes auto, mlp, lenet or cnn (or set task detect and give a data.yaml)", c.Model)
-	case c.IsDetect() && c.ImageSize != 0 && (c.ImageSize < 32 || c.ImageSize > 640 || c.ImageSize%model.DetStride != 0):
-		return bad("image_size", "%d: a detector takes 0 (320, the built-in set 128) or 32 to 640, a multiple of %d", c.ImageSize, model.DetStride)
+	case c.IsDetect() && c.ImageSize != 0 && detect.CheckSize(c.ImageSize) != nil:
+		return bad("image_size", "%v", detect.CheckSize(c.ImageSize))
 	}
 	return nil
 }

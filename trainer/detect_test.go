@@ -64,14 +64,14 @@ func detectConfig(t testing.TB, size int) Config {
 	return c
 }
 
-// TestDetectorTrainsEndToEnd trains det-n on the squares set at 48 px:
+// TestDetectorTrainsEndToEnd trains det-n on the squares set at 64 px:
 // the loss terms fall, the validation mAP rises well above chance, the
 // run folder holds the detector's results.csv columns and results.json's
 // metrics, and the predictor finds a square drawn on a larger image in
 // that image's own pixels.
 func TestDetectorTrainsEndToEnd(t *testing.T) {
-	const size = 48
-	ds := squares(1, size, 192, 48)
+	const size = 64
+	ds := squares(1, size, 128, 48)
 	cfg := detectConfig(t, size)
 	evs, res, err := collect(context.Background(), cfg, Options{DetectDataset: ds})
 	if err != nil {
@@ -127,13 +127,13 @@ func checkDetector(t *testing.T, run string) {
 	if got := det.Classes(); len(got) != 2 || got[0] != "solid" {
 		t.Fatalf("classes %v", got)
 	}
-	img := image.NewRGBA(image.Rect(0, 0, 96, 48))
-	for y := 0; y < 48; y++ {
-		for x := 0; x < 96; x++ {
+	img := image.NewRGBA(image.Rect(0, 0, 128, 64))
+	for y := 0; y < 64; y++ {
+		for x := 0; x < 128; x++ {
 			img.Set(x, y, color.RGBA{20, 20, 20, 255})
 		}
 	}
-	want := detect.Box{X1: 50, Y1: 10, X2: 80, Y2: 40} // 15 px a side on the 48 px canvas
+	want := detect.Box{X1: 66, Y1: 14, X2: 96, Y2: 44} // 15 px a side on the 64 px canvas
 	for y := int(want.Y1); y < int(want.Y2); y++ {
 		for x := int(want.X1); x < int(want.X2); x++ {
 			img.Set(x, y, color.RGBA{230, 230, 230, 255})
@@ -168,6 +168,7 @@ func TestDetectConfig(t *testing.T) {
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.Model = "cnn" },
 		func(c *Config) { c.ImageSize = 100 },
+		func(c *Config) { c.ImageSize = 136 }, // the model takes it (stride 8), the loader does not (32)
 		func(c *Config) { c.ImageSize = 1024 },
 		func(c *Config) { c.Task = "segment" },
 		func(c *Config) { c.Task, c.Model = TaskClassify, "det-s" },
@@ -190,7 +191,7 @@ func TestDetectConfig(t *testing.T) {
 // several shapes; the file says how to decode the head.
 func TestDetectorONNXMatchesOpenCV(t *testing.T) {
 	py := systemOpenCV(t)
-	const size = 48
+	const size = 64
 	cfg := detectConfig(t, size)
 	cfg.Epochs = 2
 	_, res, err := collect(context.Background(), cfg, Options{DetectDataset: squares(2, size, 64, 16)})
