@@ -212,7 +212,7 @@ func fleetSlurm(ctx context.Context, args []string, env Env) int {
 func fleetBinary(named string, env Env) (string, error) {
 	if named != "" {
 		st, err := os.Stat(named)
-		if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+		if err != nil || !runnable(st.Mode()) {
 			return "", fmt.Errorf("--binary %s: not an executable file (give the path of gpuwizard)", named)
 		}
 		return named, nil

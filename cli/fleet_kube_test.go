@@ -138,9 +138,7 @@ func TestFleetKubeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(exe, filepath.Join(bin, "kubectl")); err != nil {
-		t.Fatal(err)
-	}
+	copyProgram(t, exe, filepath.Join(bin, "kubectl"+exeSuffix))
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv(fakeKubectlEnv, dir)
 	nodes, _ := json.Marshal(map[string]any{"items": []any{fakeNode("gpu-a", 8, false), fakeNode("gpu-b", 1, false),
@@ -154,7 +152,7 @@ func TestFleetKubeRun(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", "1s", "--binary", exe},
+	code := Fleet(context.Background(), []string{"k8s", "--run", "--json", "--timeout", kubeTimeout, "--binary", exe},
 		Env{Stdout: &stdout, Stderr: &stderr})
 	var r fleet.Report
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
@@ -173,7 +171,7 @@ func TestFleetKubeRun(t *testing.T) {
 		t.Fatalf("%d rows, exit %d", len(r.Nodes), code)
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	for _, w := range []string{"get nodes -o json --selector=nvidia.com/gpu.present=true", "apply -f ", "cp " + exe + " default/gpuwizard-",
+	for _, w := range []string{"get nodes -o json --selector=nvidia.com/gpu.present=true", "apply -f ", "cp " + exe[len(filepath.VolumeName(exe)):] + " default/gpuwizard-", // no drive letter: kubectl reads "C:" as a pod
 		"exec --namespace=default gpuwizard-", "-- mv /opt/gpuwizard/gpuwizard.part /opt/gpuwizard/gpuwizard",
 		"delete jobs --namespace=default --selector=app.kubernetes.io/instance="} {
 		if !strings.Contains(string(calls), w) {
@@ -240,5 +238,27 @@ func TestFleetMerge(t *testing.T) {
 	if code := Fleet(context.Background(), []string{"merge", filepath.Join(dir, "a.json")}, Env{Stdout: &stdout, Stderr: &stderr}); code != ExitOK ||
 		!strings.Contains(stdout.String(), "Fleet: all 1 node ready") {
 		t.Fatalf("one ready node: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// copyProgram copies the program src to dst, runnable (a copy rather than a
+// link: Wine's links are not found on PATH).
+func copyProgram(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -130,7 +130,6 @@ func TestRunIndexHostile(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		content string // written as the index
-		link    string // or the index is a link to this
 		wantErr bool
 		want    []string // the folders listed
 	}{
@@ -138,18 +137,14 @@ func TestRunIndexHostile(t *testing.T) {
 		{name: "truncated", content: `{"version":1,"runs":["` + good, wantErr: true},
 		{name: "wrong type", content: `{"runs":"` + good + `"}`, wantErr: true},
 		{name: "too large", content: `{"runs":[],"pad":"` + strings.Repeat("x", MaxRunIndexFile) + `"}`, wantErr: true},
-		{name: "link to /dev/zero", link: "/dev/zero", wantErr: true},
 		{name: "empty", content: "", wantErr: true},
 		{name: "odd entries skipped", content: fmt.Sprintf(`{"version":7,"runs":["relative/run","/a\u0000b","/a\nb",%q,%q,%q,"/"]}`, "/"+strings.Repeat("d", 5000), good, good+"/"), want: []string{good}},
 		{name: "60001 entries", content: many, want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			index := filepath.Join(t.TempDir(), RunIndexFile)
-			switch {
-			case tc.link != "":
-				os.Symlink(tc.link, index)
-			default:
-				os.WriteFile(index, []byte(tc.content), 0o644)
+			if err := os.WriteFile(index, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
 			}
 			runs, err := ListIndexedRuns(index, nil)
 			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrRunIndex)) {

@@ -121,6 +121,11 @@ func Parse(data []byte) (*Catalog, error) {
 					return nil, fmt.Errorf("%w: %s: group %q is not a known value name", ErrCatalog, where, n)
 				}
 			}
+			for _, m := range placeholderRE.FindAllStringSubmatch(s.Title, -1) {
+				if !slices.Contains(re.SubexpNames(), m[1]) {
+					return nil, fmt.Errorf("%w: %s: the title names {%s}, but the pattern %q has no group of that name to fill it (add (?P<%s>...) or take it out of the title)", ErrCatalog, where, m[1], p, m[1])
+				}
+			}
 			s.res = append(s.res, re)
 			s.needles = append(s.needles, needles(p))
 			s.lines = append(s.lines, spansLines(p))
@@ -169,11 +174,35 @@ func (c *Catalog) Match(text string) []gpu.SignatureHit {
 					h.Values[name] = text[loc[2*g]:loc[2*g+1]]
 				}
 			}
+			h.Title = fillTitle(s.Title, h.Values)
 			hits = append(hits, h)
 			break
 		}
 	}
 	return hits
+}
+
+// placeholderRE is a value named in a title: "the GPU's architecture
+// (sm_{sm})". Parse checks that every pattern of the signature has the
+// group that fills it.
+var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// fillTitle puts the values a match took into a title's placeholders; a
+// group that matched nothing (an optional one) leaves "?".
+func fillTitle(title string, values map[string]string) string {
+	if !strings.Contains(title, "{") {
+		return title
+	}
+	return placeholderRE.ReplaceAllStringFunc(title, func(ph string) string {
+		v := strings.TrimSpace(values[ph[1:len(ph)-1]])
+		if v == "" {
+			return "?"
+		}
+		if len(v) > 60 {
+			v = strings.ToValidUTF8(v[:60], "") + "…"
+		}
+		return v
+	})
 }
 
 // window is how far around a literal a match that spans lines may reach.
@@ -267,6 +296,12 @@ func lineAt(text string, i int) string {
 	}
 	return strings.TrimSpace(line)
 }
+
+// Needles are the lower-case literals of which every match of pattern
+// (case-insensitive) contains one: a cheap test before the regexp. Nil
+// when the pattern has no literal of at least 3 bytes that every match
+// needs.
+func Needles(pattern string) []string { return needles(pattern) }
 
 // needles derives from a pattern the lower-case literals of which every
 // match must contain one: a cheap test before the regexp. Nil when the

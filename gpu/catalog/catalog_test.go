@@ -3,6 +3,8 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,6 +67,7 @@ func TestParseRejects(t *testing.T) {
 		"bad regexp":   "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(x']\n",
 		"bad group":    "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['(?P<foo>x)']\n",
 		"twice":        "- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['x']\n- id: a\n  cause: other\n  strength: weak\n  title: x\n  patterns: ['y']\n",
+		"placeholder":  "- id: a\n  cause: other\n  strength: weak\n  title: 'sm_{sm}'\n  patterns: ['sm_(?P<sm>\\d+)', 'no sm here']\n",
 	}
 	for name, y := range bad {
 		if _, err := Parse([]byte(y)); err == nil {
@@ -98,6 +101,30 @@ func TestMatchValues(t *testing.T) {
 		}
 	}
 	t.Fatalf("no strong hit with driver_cuda_int=10010: %+v", hits)
+}
+
+// TestTitleValues: a title shows the values its match took, never a
+// placeholder (the sm_120 of an RTX 5090 report, not "sm_XX").
+func TestTitleValues(t *testing.T) {
+	for _, s := range Default().Signatures {
+		if strings.Contains(s.Title, "XX") || strings.Contains(s.Title, "_NN") {
+			t.Errorf("%s: title %q shows a placeholder a person cannot read; name the value ({sm})", s.ID, s.Title)
+		}
+	}
+	hits := Default().Match("/torch/cuda/__init__.py:235: UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.")
+	for _, h := range hits {
+		if h.ID != "torch_sm_not_compatible" {
+			continue
+		}
+		if !strings.Contains(h.Title, "sm_120") || strings.Contains(h.Title, "{") {
+			t.Errorf("title %q", h.Title)
+		}
+		if h.Values["gpu_name"] != "NVIDIA GeForce RTX 5090" {
+			t.Errorf("gpu_name %q", h.Values["gpu_name"])
+		}
+		return
+	}
+	t.Fatalf("torch_sm_not_compatible not found: %+v", hits)
 }
 
 func BenchmarkMatch100KB(b *testing.B) {
@@ -144,6 +171,41 @@ func TestWindowsFindWhatAFullScanFinds(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: windows found %v, a full scan %v", filepath.Base(f), got, want)
+		}
+	}
+}
+
+// TestPattern: a Pattern finds what its regexp finds on the whole text,
+// searching only around its needles.
+func TestPattern(t *testing.T) {
+	filler := strings.Repeat("nothing to see here\n", 200)
+	text := filler + "first: my laptop has no nvidia gpu\n" + filler + "second: this pc has no\ndedicated gpu\n" + filler
+	for _, c := range []struct {
+		pattern string
+		needles []string
+		derived bool
+	}{
+		{pattern: `(?:laptop|pc) has no\s+(?:nvidia|dedicated)`, derived: true},
+		{pattern: `(?P<who>laptop|pc) has no\s+(?P<what>nvidia|dedicated)`, needles: []string{"has no"}},
+		{pattern: `no\n(dedicated)`, derived: true}, // spans lines
+		{pattern: `\b\w+ [gn]pu\b`},                 // no needles: the whole text
+	} {
+		p := MustPattern(c.pattern, c.needles...)
+		if p.HasNeedles() != (c.derived || c.needles != nil) {
+			t.Errorf("%s: needles %q", c.pattern, p.needles)
+		}
+		re := regexp.MustCompile(c.pattern)
+		if got, want := p.FindAllIndex(text, -1), re.FindAllStringIndex(text, -1); !slices.EqualFunc(got, want, slices.Equal) || len(want) == 0 {
+			t.Errorf("%s: all %v, want %v", c.pattern, got, want)
+		}
+		if got, want := p.FindAllIndex(text, 1), re.FindAllStringIndex(text, 1); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%s: first %v, want %v", c.pattern, got, want)
+		}
+		if got, want := p.FindStringSubmatch(text), re.FindStringSubmatch(text); !slices.Equal(got, want) {
+			t.Errorf("%s: submatch %q, want %q", c.pattern, got, want)
+		}
+		if p.MatchString(filler) || p.May(filler) && p.HasNeedles() {
+			t.Errorf("%s: matches the filler", c.pattern)
 		}
 	}
 }

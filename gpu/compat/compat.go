@@ -281,8 +281,10 @@ func (m *Matrix) Arch(cc string) (Architecture, bool) {
 	return Architecture{}, false
 }
 
-// CCForName guesses a compute capability from a GPU's marketing name.
+// CCForName guesses a compute capability from a GPU's marketing name,
+// as tools print it or a person writes it ("RTX5090", "gtx1080ti").
 func (m *Matrix) CCForName(name string) string {
+	name = seriesNumberRE.ReplaceAllString(name, "$1 $2")
 	for _, g := range m.GPUs {
 		if g.re != nil && g.re.MatchString(name) {
 			return g.CC
@@ -290,6 +292,10 @@ func (m *Matrix) CCForName(name string) string {
 	}
 	return ""
 }
+
+// seriesNumberRE is a series written against its number ("RTX5090"),
+// which the name patterns want apart.
+var seriesNumberRE = regexp.MustCompile(`(?i)\b(RTX|GTX|GT)(\d)`)
 
 // TorchRelease finds the release of a torch version ("2.1.0+cu121" → 2.1).
 func (m *Matrix) TorchRelease(version string) (TorchRelease, bool) {

@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
 	"gpuwizard/internal/plural"
 	"sort"
 	"strings"
@@ -31,10 +32,12 @@ func (j *judge) ruleDeviceSelection() {
 				Fix: []gpu.Step{{Text: "Unset it in this shell (and look for it in ~/.bashrc, your IDE's run configuration or the script):", Command: "unset CUDA_VISIBLE_DEVICES"},
 					{Text: "Or name the GPU to use:", Command: "export CUDA_VISIBLE_DEVICES=0"}}})
 		case len(j.visible) < len(strings.Split(val, ",")):
-			j.add(gpu.Finding{ID: "cuda_visible_devices_invalid_entry", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevWarning,
+			// The GPUs before the bad entry stay visible: worth fixing,
+			// but no reason the GPU is not used.
+			j.addWeighted(gpu.Finding{ID: "cuda_visible_devices_invalid_entry", Cause: gpu.CauseDeviceSelection, Severity: gpu.SevWarning,
 				Title:    "CUDA_VISIBLE_DEVICES names a GPU that does not exist; CUDA ignores it and every entry after it",
 				Evidence: []string{shown, counts},
-				Fix:      []gpu.Step{{Text: fmt.Sprintf("Use indices 0 to %d or GPU UUIDs from:", len(all)-1), Command: "nvidia-smi -L"}}})
+				Fix:      []gpu.Step{{Text: fmt.Sprintf("Use indices 0 to %d or GPU UUIDs from:", len(all)-1), Command: "nvidia-smi -L"}}}, catalog.Weak)
 		case len(j.visible) < len(all):
 			var names []string
 			for _, g := range j.visible {

@@ -19,6 +19,9 @@ type scored struct {
 	// container without GPUs makes nvidia-smi fail as if no driver were
 	// installed.
 	explains []gpu.Cause
+	// order places the differential's findings (1, 2, 3: most likely
+	// first) among themselves; 0 for every other finding.
+	order int
 }
 
 // judge holds one Diagnose call's state.
@@ -29,7 +32,9 @@ type judge struct {
 	advice   compat.WheelAdvice
 	adviceOK bool // the advice was computed from known GPUs and driver
 	visible  []gpu.GPU
-	driverOK bool // the driver answers (NVML works, or a report shows it does)
+	driverOK bool     // the driver answers (NVML works, or a report shows it does)
+	rd       *reading // the report's text as the cues read it, once made
+	hosted   int      // hostedElsewhere: 0 not yet known, 1 yes, -1 no
 }
 
 // add records a finding proven by facts.

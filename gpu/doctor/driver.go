@@ -7,11 +7,17 @@ import (
 
 func (j *judge) rulePlatform() {
 	if j.f.Host.OS == "darwin" {
-		j.add(gpu.Finding{ID: "macos_no_cuda", Cause: gpu.CauseOther, Severity: gpu.SevError,
+		ev := []string{"operating system: macOS"}
+		if p := j.f.Paste; p != nil && len(p.Quotes["os"]) > 0 {
+			ev = quoteLines(p.Quotes["os"])
+		}
+		// A Mac explains what fails for lack of CUDA: a framework without
+		// it (the right build there), no driver, no device.
+		j.addExplaining(gpu.Finding{ID: "macos_no_cuda", Cause: gpu.CauseOther, Severity: gpu.SevError,
 			Title:    "macOS has no NVIDIA CUDA",
-			Evidence: []string{"operating system: macOS"},
+			Evidence: ev,
 			Fix: []gpu.Step{{Text: "On a Mac with Apple silicon, train with PyTorch's MPS device instead (device=\"mps\"); check it with:",
-				Command: `python3 -c "import torch; print(torch.backends.mps.is_available())"`}}})
+				Command: `python3 -c "import torch; print(torch.backends.mps.is_available())"`}}}, noCUDAExplains...)
 	}
 }
 

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gpuwizard/gpu"
@@ -26,20 +27,15 @@ func (j *judge) causeFix(h gpu.SignatureHit) []gpu.Step {
 	switch h.Cause {
 	case gpu.CauseDriverTooOld:
 		steps := []gpu.Step{{Text: "Upgrade the NVIDIA driver (Ubuntu: sudo ubuntu-drivers install; Windows and others: https://www.nvidia.com/Download/index.aspx), or use a build of the program for an older CUDA. See what the driver supports:", Command: nextSMI}}
-		if a := j.driverOnlyAdvice("python"); len(a) > 0 {
+		if a := j.torchAdvice("python", "Without changing the driver"); len(a) > 0 {
 			steps = append(steps, a...)
 		} else {
 			steps = append(steps, gpu.Step{Text: "And what the framework was built for:", Command: nextTorch})
 		}
 		return steps
 	case gpu.CauseArchUnsupported:
-		if a := j.gpuOnlyAdvice("python"); len(a) > 0 {
-			return append([]gpu.Step{{Text: "See the driver (\"CUDA Version\" in the header):", Command: nextSMI}}, a...)
-		}
-		if env, ok := j.reportEnv(); ok {
-			if _, has := env.Package("torch"); has && j.adviceOK {
-				return j.wheelFix(env)
-			}
+		if a := j.torchAdvice("python", "Replace the build"); len(a) > 0 {
+			return a
 		}
 		text := "Install a build that has kernels for this GPU (PyTorch: pick it at https://pytorch.org/get-started/locally/ with --index-url; GPUs older than compute capability 5.0 need old releases). See the GPU's architecture and the build's list:"
 		if cc := v["cc"]; cc != "" {
@@ -52,6 +48,11 @@ func (j *judge) causeFix(h gpu.SignatureHit) []gpu.Step {
 		if env, ok := j.reportEnv(); ok {
 			if _, has := env.Package("torch"); has {
 				return j.wheelFix(env)
+			}
+		}
+		if sig, ok := catalog.Default().ByID(h.ID); ok && slices.Contains(sig.Frameworks, "pytorch") {
+			if a := j.torchAdvice("python", "Replace the CPU-only torch"); len(a) > 0 {
+				return a
 			}
 		}
 		return []gpu.Step{
@@ -94,6 +95,28 @@ func (j *judge) causeFix(h gpu.SignatureHit) []gpu.Step {
 		return []gpu.Step{{Text: "The code never moved every tensor to the GPU. Move the model and each input to the same device before the forward pass: device = torch.device(\"cuda\"); model.to(device); x = x.to(device); y = y.to(device). Tensors made inside forward (and indices) need device=x.device; after loading a checkpoint, move the optimizer state too."}}
 	}
 	return []gpu.Step{{Text: "Run the full check on that machine:", Command: nextFull}}
+}
+
+// torchAdvice is the most specific PyTorch wheel the report's facts allow,
+// as reinstall steps (what says why, first): with the GPUs and the driver
+// known, the newest official wheel that runs on both; with only the GPUs,
+// per driver generation, the newest with kernels for them; with only the
+// driver, the newest it runs. Nil when neither is known. A report that
+// shows more never gets less: each case uses all the previous one knew.
+func (j *judge) torchAdvice(py, why string) []gpu.Step {
+	if j.adviceOK && j.advice.OK {
+		var names []string
+		for _, g := range j.f.NVML.GPUs {
+			names = append(names, fmt.Sprintf("%s (compute capability %s)", g.Name, gpu.OrUnknown(g.CC)))
+		}
+		return []gpu.Step{{
+			Text:    fmt.Sprintf("%s: torch %s built for %s is the newest official wheel that runs on %s with %s:", why, j.advice.Torch, j.advice.Variant, strings.Join(names, ", "), j.driverEvidence()),
+			Command: j.advice.ReinstallCommand(py)}}
+	}
+	if a := j.gpuOnlyAdvice(py); len(a) > 0 {
+		return append([]gpu.Step{{Text: "See the driver and the newest CUDA it runs (\"CUDA Version\" in the header):", Command: nextSMI}}, a...)
+	}
+	return j.driverOnlyAdvice(py)
 }
 
 // unusableFix is the fix when torch sees no GPU and the report does not

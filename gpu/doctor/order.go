@@ -14,6 +14,9 @@ import (
 //   - at equal strength, errors before warnings, then the machine blockers
 //     (no NVIDIA GPU at all, macOS), then the order of the chain (driver,
 //     CUDA version, wheel, cuDNN, then code: gpu.Causes);
+//   - the differential's likely causes (for a report where nothing proves
+//     a cause) in their own tier, after what medium evidence proves and
+//     before weak error texts, in the order it weighed them;
 //   - then the rules' own order.
 func (j *judge) sorted() []gpu.Finding {
 	out := append([]scored(nil), j.out...)
@@ -21,6 +24,9 @@ func (j *judge) sorted() []gpu.Finding {
 		x, y := out[a], out[b]
 		if tx, ty := tier(x), tier(y); tx != ty {
 			return tx < ty
+		}
+		if x.order != y.order {
+			return x.order < y.order
 		}
 		return findingRank(x.Finding) < findingRank(y.Finding)
 	})
@@ -31,25 +37,27 @@ func (j *judge) sorted() []gpu.Finding {
 	return fs
 }
 
-// tier: strong error 0, strong warning 1, medium error 2, medium warning 3,
-// weak error 4, weak warning 5, info 10, ok 11.
+// tier: strong error 0, strong warning 2, medium error 4, medium warning
+// 6, the differential 7, weak error 8, weak warning 10, info 20, ok 22.
 func tier(s scored) int {
-	switch s.Severity {
-	case gpu.SevInfo:
-		return 10
-	case gpu.SevOK:
-		return 11
+	switch {
+	case s.Severity == gpu.SevInfo:
+		return 20
+	case s.Severity == gpu.SevOK:
+		return 22
+	case s.order > 0:
+		return 7
 	}
-	t := (3 - min(max(s.weight, 1), 3)) * 2
+	t := (3 - min(max(s.weight, 1), 3)) * 4
 	if s.Severity == gpu.SevWarning {
-		t++
+		t += 2
 	}
 	return t
 }
 
 // machineBlockers are findings that make every other one moot: they come
 // first within their tier whatever their cause.
-var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true}
+var machineBlockers = map[string]bool{"no_nvidia_gpu": true, "macos_no_cuda": true, "report_no_nvidia_gpu": true}
 
 func findingRank(f gpu.Finding) int {
 	if machineBlockers[f.ID] {

@@ -363,9 +363,7 @@ func (j *judge) runNext() {
 		steps = append(steps, gpu.Step{Text: "The GPUs:", Command: "nvidia-smi -L"})
 	}
 	recognised := len(p.Formats) > 0 || len(f.Pythons) > 0 || len(f.NVML.GPUs) > 0 || len(p.Signatures) > 0
-	if !recognised || len(missing) > 0 {
-		j.wordFallback()
-	}
+	j.runDifferential()
 	if !recognised {
 		j.addWeighted(gpu.Finding{ID: "report_nothing_recognised", Cause: gpu.CauseOther, Severity: gpu.SevWarning,
 			Title:    "The text holds no report this doctor knows (collect_env, nvidia-smi, nvcc, Ultralytics, TensorFlow, a traceback)",

@@ -19,6 +19,46 @@ func (j *judge) reportRules() {
 	j.reportInterpreters()
 	j.reportCPUBesideGPUPackage()
 	j.reportDriverBelowCUDA()
+	j.reportNoNVIDIAGPU()
+	j.reportTwoBuildsInWords()
+}
+
+// noCUDAExplains are the error texts a machine without an NVIDIA GPU
+// produces: a CPU-only framework (the right one there), no driver, no
+// device, no CUDA libraries.
+var noCUDAExplains = []gpu.Cause{gpu.CauseCPUOnlyBuild, gpu.CauseDriverMissing, gpu.CauseDeviceSelection,
+	gpu.CauseWSLOrContainer, gpu.CauseDriverTooOld, gpu.CauseTFGPULibs}
+
+// reportNoNVIDIAGPU: the report says there is no NVIDIA GPU, or names only
+// an AMD or Apple one, and no tool shows an NVIDIA GPU: CUDA cannot run,
+// whatever else fails. Intel graphics alone weigh less: a laptop has them
+// beside an NVIDIA GPU the report may not name, unless the person says they
+// are the machine's own ("I have Intel Iris graphics", "my PC is ...").
+func (j *judge) reportNoNVIDIAGPU() {
+	p, f := j.f.Paste, j.f
+	if len(f.NVML.GPUs) > 0 || f.NVML.Status == gpu.NVMLOK || f.Host.OS == "darwin" || j.hostedElsewhere() {
+		return
+	}
+	said, other := p.Prose["no_nvidia"], p.Prose["other_gpu"]
+	w, ev := catalog.Strong, said
+	switch low := strings.ToLower(other); {
+	case said != "":
+	case other == "":
+		return
+	case (strings.Contains(low, "intel") || strings.Contains(low, "iris") || strings.Contains(low, "xe graphics")) && p.Prose["other_gpu_own"] == "":
+		w, ev = catalog.Medium, other
+	case p.Prose["other_gpu_own"] != "":
+		ev = p.Prose["other_gpu_own"]
+	default:
+		ev = other
+	}
+	fix := []gpu.Step{{Text: "List the graphics adapters to be sure (Linux; on Windows: Get-CimInstance Win32_VideoController):", Command: "lspci | grep -iE 'vga|3d|display'"},
+		{Text: "Without an NVIDIA GPU, CUDA cannot run: train on the CPU (slower, it works), or use a machine or cloud runtime with an NVIDIA GPU:", Command: "gpuwizard train --device cpu"},
+		{Text: "With an AMD GPU on Linux, PyTorch's ROCm build is the GPU path (https://pytorch.org/get-started/locally/, ROCm); on a Mac, PyTorch's MPS device."}}
+	j.addExplainingWeighted(w, gpu.Finding{ID: "report_no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
+		Title:    "The machine has no NVIDIA GPU, as the report says: CUDA cannot run there",
+		Evidence: []string{`report: "` + ev + `"`},
+		Fix:      fix}, noCUDAExplains...)
 }
 
 // reportDriverBelowCUDA: the report shows the driver and a CUDA the
@@ -172,4 +212,49 @@ func (j *judge) reportInterpreters() {
 		Fix: []gpu.Step{{Text: "Install into, and run with, one interpreter. For Jupyter, register the environment as a kernel and choose it:", Command: "python -m pip install ipykernel && python -m ipykernel install --user --name myenv"},
 			{Text: "Check which Python runs and what it has:", Command: `python -c "import sys; print(sys.executable)"`}}},
 		catalog.Medium)
+}
+
+// hostedElsewhere: the program runs on a notebook service or a cloud
+// machine, not on the machine whose graphics the report may name.
+func (j *judge) hostedElsewhere() bool {
+	if c := j.f.Host.Container; c == "colab" || c == "hosted" {
+		return true
+	}
+	if j.hosted == 0 {
+		j.hosted = -1
+		if r := j.reading(); r.quote(hostedRE) != "" || r.quote(cloudRE) != "" {
+			j.hosted = 1
+		}
+	}
+	return j.hosted > 0
+}
+
+// twoBuildsRE: the report says a framework's CPU and GPU builds are both
+// installed ("installed both the CPU and GPU versions", "conda wants a CPU
+// version, but I have installed a GPU version", "CPU和GPU两个版本").
+var twoBuildsRE = mustCue(`\b(?:cpu|gpu)[- ](?:version|build|package)s? (?:and|alongside|beside|together with|as well as) (?:the |a )?(?:gpu|cpu)[- ](?:version|build|package)|(?:cpu|gpu)\s*(?:和|与|跟|及)\s*(?:gpu|cpu)\s*(?:两个|两种)?\s*版本|\b(?:cpu|gpu)[- ]version\b[^\n]{0,80}\b(?:but|while|although|even though)\b[^\n]{0,20}\b(?:i|we) (?:have |had |already )*installed (?:a |an |the )?(?:gpu|cpu)[- ]version`,
+	"cpu version", "cpu build", "cpu package", "cpu-version", "cpu-build", "cpu-package", "版本")
+
+// reportTwoBuildsInWords: the person says the CPU and the GPU build of a
+// framework are both installed: the CPU one wins the import, and the
+// CPU-only errors the report shows follow from it.
+func (j *judge) reportTwoBuildsInWords() {
+	r := j.reading()
+	q := r.quote(twoBuildsRE)
+	if q == "" {
+		return
+	}
+	check, reinstall := `python -c "import torch; print(torch.__version__, torch.__file__, torch.cuda.is_available())"`, "pip uninstall -y torch torchvision torchaudio && pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu126"
+	switch {
+	case strings.Contains(r.low, "paddle"):
+		check, reinstall = `python -c "import paddle; print(paddle.__version__, paddle.device.is_compiled_with_cuda())"`, "pip uninstall -y paddlepaddle paddlepaddle-gpu && pip install paddlepaddle-gpu"
+	case strings.Contains(r.low, "tensorflow") && !strings.Contains(r.low, "torch"):
+		check, reinstall = `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"`, `pip uninstall -y tensorflow tensorflow-cpu tensorflow-gpu && pip install "tensorflow[and-cuda]"`
+	}
+	j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_cpu_and_gpu_builds_installed", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
+		Title:    "The report says a CPU build and a GPU build of the framework are both installed: the CPU one wins the import",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix: []gpu.Step{{Text: "See which build the Python that runs the code imports:", Command: check},
+			{Text: "Uninstall both builds, then install only the GPU one (or keep each in its own environment):", Command: reinstall}}},
+		gpu.CauseCPUOnlyBuild)
 }

@@ -2,13 +2,11 @@ package doctor
 
 import (
 	_ "embed"
-	"fmt"
-	"slices"
+	"regexp"
 	"strings"
 	"sync"
 
 	"gpuwizard/gpu"
-	"gpuwizard/gpu/catalog"
 	"gpuwizard/gpu/internal/wordmodel"
 )
 
@@ -71,13 +69,18 @@ var causeWords = map[gpu.Cause]string{
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
 	"unable", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
 	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
-	"crash", "crashed", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
+	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
-	"no cuda", "no gpu", "no nvidia", "no device"}
+	"no cuda", "no gpu", "no nvidia", "no device",
+	// Chinese, Japanese, Korean: error, failed, cannot, not detected,
+	// not used, only the CPU.
+	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
+	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
-// hasTrouble: the text says that something failed. collect_env's "Could
-// not collect" says nothing.
+// hasTrouble: the text says that something failed. What tools print on
+// a working machine says nothing: collect_env's "Could not collect" and
+// "Is XPU available: False", nvidia-smi -q's error counters.
 func hasTrouble(text string) string {
 	if len(text) > wordmodel.MaxBytes {
 		if w := hasTrouble(text[:wordmodel.MaxBytes/2]); w != "" {
@@ -86,6 +89,9 @@ func hasTrouble(text string) string {
 		return hasTrouble(text[len(text)-wordmodel.MaxBytes/2:])
 	}
 	low := strings.ReplaceAll(strings.ToLower(text), "could not collect", "")
+	if strings.Contains(low, "  : ") || strings.Contains(low, "available: false") {
+		low = dropToolNoise(low)
+	}
 	for _, w := range troubleWords {
 		for at := 0; ; {
 			i := strings.Index(low[at:], w)
@@ -102,58 +108,30 @@ func hasTrouble(text string) string {
 	return ""
 }
 
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c == '_' }
+// toolNoiseRE are the lines of a tool's output that hold a trouble word
+// on every machine: nvidia-smi -q's aligned "key   : value" lines (its
+// error counters, "Remapping Failure Occurred : No"), collect_env's other
+// devices (XPU, XNNPACK).
+var toolNoiseRE = regexp.MustCompile(`^[ \t]*(?:[a-z][a-z0-9 ()/._-]*?[ \t]{2,}:.*|is (?:xpu|xnnpack|mps|rocm|hip) available:[ \t]*false.*)$`)
 
-// wordFallback is the last resort, for a report in which nothing the
-// doctor knows was found: the cause its words point to, with that cause's
-// usual fix, as a weak warning that any real evidence outranks.
-func (j *judge) wordFallback() {
-	p := j.f.Paste
-	if !words.on || p == nil || p.Text == "" {
-		return
-	}
-	var symptoms []int
-	for i, f := range j.out {
-		if f.Severity != gpu.SevError && f.Severity != gpu.SevWarning {
+// dropToolNoise empties the lines of low that toolNoiseRE matches, trying
+// it only on lines with a colon (one pattern over a long paste cost more
+// than the rest of the judging).
+func dropToolNoise(low string) string {
+	var b strings.Builder
+	b.Grow(len(low))
+	for line := range strings.Lines(low) {
+		body := strings.TrimSuffix(line, "\n")
+		if strings.Contains(body, ":") && toolNoiseRE.MatchString(body) {
+			b.WriteString(line[len(body):])
 			continue
 		}
-		if !words.weakOther || f.Cause != gpu.CauseOther || f.weight > catalog.Weak {
-			return
-		}
-		symptoms = append(symptoms, i)
+		b.WriteString(line)
 	}
-	trouble := hasTrouble(p.Text)
-	if words.trouble && trouble == "" {
-		return
-	}
-	pr := words.model().Predict(p.Text)
-	c := gpu.Cause(pr.Cause)
-	if c == gpu.CauseOther || causeWords[c] == "" || pr.Confidence < words.threshold || pr.Features < words.minWords || len(pr.Words) == 0 {
-		return
-	}
-	quoted := make([]string, len(pr.Words))
-	for i, w := range pr.Words {
-		quoted[i] = `"` + w + `"`
-	}
-	fd := gpu.Finding{ID: "report_words_" + string(c), Cause: c, Severity: gpu.SevWarning,
-		Title: "The report's words point to " + causeWords[c] + " (" + string(c) + ", low confidence): no error text this doctor knows says so",
-		Evidence: []string{"words: " + strings.Join(quoted, ", ") + troubleNote(trouble),
-			fmt.Sprintf("a naive Bayes word model trained on real reports: posterior %.2f (not a calibrated probability) from %d of its words", pr.Confidence, pr.Features)},
-		Fix: j.causeFix(gpu.SignatureHit{Cause: c})}
-	// The findings that name no cause become this one's symptoms.
-	for k := len(symptoms) - 1; k >= 0; k-- {
-		s := j.out[symptoms[k]]
-		fd.Evidence = append(fd.Evidence, "the symptom: "+s.Title)
-		fd.Evidence = append(fd.Evidence, s.Evidence...)
-		for _, st := range s.Fix {
-			if !slices.Contains(fd.Fix, st) {
-				fd.Fix = append(fd.Fix, st)
-			}
-		}
-		j.out = slices.Delete(j.out, symptoms[k], symptoms[k]+1)
-	}
-	j.addWeighted(fd, catalog.Weak)
+	return b.String()
 }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c == '_' }
 
 func troubleNote(w string) string {
 	if w == "" {

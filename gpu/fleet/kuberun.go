@@ -309,8 +309,12 @@ func (k KubeRun) look(ctx context.Context, p kubePod, copied map[string]bool) (N
 // renamed, so that the pod's loop runs it only whole.
 func (k KubeRun) copyBinary(ctx context.Context, pod string) error {
 	part := BinaryDir + "/gpuwizard.part"
+	local, err := kubectlLocal(k.Binary)
+	if err != nil {
+		return err
+	}
 	steps := [][]string{
-		{"cp", k.Binary, k.Namespace + "/" + pod + ":" + part, "--container=" + ContainerName},
+		{"cp", local, k.Namespace + "/" + pod + ":" + part, "--container=" + ContainerName},
 		{"exec", "--namespace=" + k.Namespace, pod, "--container=" + ContainerName, "--", "mv", part, BinaryDir + "/gpuwizard"},
 	}
 	for _, args := range steps {

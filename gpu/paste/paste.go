@@ -32,11 +32,12 @@ type parser struct {
 	f        *gpu.Facts
 	p        *gpu.PasteFacts
 	env      *gpu.PythonEnv
-	section  string // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
-	lastGPU  int    // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
-	query    string // the REPL expression whose value the next line holds
-	pipTorch bool   // pip listed torch
-	heading  string // an issue-template heading ("### TensorFlow version") whose value is on a later line
+	section  string   // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
+	lastGPU  int      // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
+	query    string   // the REPL expression whose value the next line holds
+	pipTorch bool     // pip listed torch
+	heading  string   // an issue-template heading ("### TensorFlow version") whose value is on a later line
+	csv      []string // the fields of nvidia-smi --query-gpu rows being read (query.go)
 	formats  map[string]bool
 }
 
@@ -268,13 +269,21 @@ func (pp *parser) line(raw string) {
 	if pp.section != "" && pp.inSection(s) {
 		return
 	}
+	if pp.smiQuery(s) || pp.bareLine(s) {
+		return
+	}
 	low := strings.ToLower(s)
 	for i := range recognisers {
 		r := &recognisers[i]
 		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAny(low, r.anyOf) {
 			continue
 		}
-		m := r.re.FindStringSubmatch(s)
+		var m []string
+		if r.lower {
+			m = submatchLower(r.re, s)
+		} else {
+			m = r.re.FindStringSubmatch(s)
+		}
 		if m == nil {
 			continue
 		}
@@ -286,6 +295,31 @@ func (pp *parser) line(raw string) {
 			return
 		}
 	}
+}
+
+// smiQuery reads nvidia-smi --query-gpu output: the command, its header,
+// its rows. It reports whether the line was a header or a row.
+func (pp *parser) smiQuery(s string) bool {
+	if pp.csv != nil {
+		if pp.queryRow(s) {
+			return true
+		}
+		pp.csv = nil
+	}
+	if strings.Contains(s, "--query-gpu") {
+		pp.queryCommand(s)
+		return false
+	}
+	return (strings.Contains(s, ",") || queryKeys[s]) && pp.queryHeader(s)
+}
+
+// bareLine reads a line that is only a value a command printed: torch's
+// version, or the answers to the doctor's torch question.
+func (pp *parser) bareLine(s string) bool {
+	if len(s) > 400 || !(s[0] >= '0' && s[0] <= '9' || s[0] == '\'' || strings.Contains(s, "python")) {
+		return false
+	}
+	return pp.bareTorch(s)
 }
 
 // finish turns what the lines said into facts the rules read.
@@ -307,6 +341,7 @@ func (pp *parser) finish() {
 	}
 	pp.pluginBuilds()
 	pp.valuesFromHits()
+	pp.machineWords()
 	// A GPU named only in prose stands for the machine's GPU when no tool
 	// output names one.
 	if name := p.Prose["gpu"]; name != "" && len(f.NVML.GPUs) == 0 {
@@ -436,4 +471,20 @@ func (pp *parser) templateHeading(s string) bool {
 		}
 	}
 	return false
+}
+
+// submatchLower is re's first match in s lowered (ASCII letters only, so
+// the offsets stay), its groups taken from s as written.
+func submatchLower(re *regexp.Regexp, s string) []string {
+	loc := re.FindStringSubmatchIndex(asciiLower(s))
+	if loc == nil {
+		return nil
+	}
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
 }

@@ -14,6 +14,7 @@ type recogniser struct {
 	hint   string         // a lower-case part every such line contains: a cheap test first ("" none)
 	anyOf  []string       // or: lower-case parts one of which every such line contains
 	re     *regexp.Regexp // the line
+	lower  bool           // re is lower-case and runs on the line's ASCII lowered (faster than (?i) on prose)
 	apply  func(pp *parser, m []string, s string)
 	last   bool // a line this recogniser reads holds nothing else
 }
@@ -87,7 +88,9 @@ var recognisers = []recogniser{
 		}},
 
 	// --- nvidia-smi ------------------------------------------------------
-	{format: "nvidia-smi", hint: "driver version:", re: regexp.MustCompile(`NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?`), last: true,
+	// The header: "Driver Version" and "CUDA Version"; from driver 610 on,
+	// "KMD Version" and "CUDA UMD Version" (the same two values).
+	{format: "nvidia-smi", anyOf: []string{"driver version:", "kmd version:"}, re: regexp.MustCompile(`NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.Status, pp.f.NVML.DriverVersion = gpu.NVMLOK, m[2]
 			if validVersion(m[3]) {
@@ -135,12 +138,12 @@ var recognisers = []recogniser{
 	// --- nvidia-smi -q ---------------------------------------------------
 	{format: "nvidia-smi-q", hint: "nvsmi log", re: regexp.MustCompile(`=+NVSMI LOG=+`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.f.NVML.Status = gpu.NVMLOK }},
-	{hint: "driver version", re: regexp.MustCompile(`^Driver Version\s+:\s*(\d+\.\d+(?:\.\d+)?)\s*$`), last: true,
+	{anyOf: []string{"driver version", "kmd version"}, re: regexp.MustCompile(`^(?:Driver|KMD) Version\s+:\s*(\d+\.\d+(?:\.\d+)?)\s*(?:\[[^\]]*\]\s*)?$`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.DriverVersion = m[1]
 			pp.quote("driver", s)
 		}},
-	{hint: "cuda version", re: regexp.MustCompile(`^CUDA Version\s+:\s*(\d+\.\d+)\s*$`), last: true,
+	{anyOf: []string{"cuda version", "cuda umd version"}, re: regexp.MustCompile(`^CUDA(?: UMD)? Version\s+:\s*(\d+\.\d+)\s*(?:\[[^\]]*\]\s*)?$`), last: true,
 		apply: func(pp *parser, m []string, s string) {
 			pp.f.NVML.CUDADriverVersion = m[1]
 			pp.quote("driver", s)
@@ -275,8 +278,11 @@ var recognisers = []recogniser{
 	// Containers in words, a Dockerfile's FROM (upper case; Python's "from
 	// x import y" is not) and image tags that name a CUDA: three cheap
 	// tests instead of one pattern tried on every line that says "cuda".
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis"},
-		re:    regexp.MustCompile(`(?i)\b(?:inside|in|within|from) (?:a |the |my |our )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bDockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b`),
+	// Chinese, Japanese and Korean reports say "container" in their words
+	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里).
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
+		lower: true,
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
@@ -285,10 +291,12 @@ var recognisers = []recogniser{
 			pp.p.Scheduler = "slurm"
 			pp.quote("env", s)
 		}},
-	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|=|->|prints?|printed|shows?|outputs?)\\s*:?\\s*`?(true|false)\\b"),
+	// In words: the first answer, unless a later one says False (a report
+	// that tells of a machine where it works is about the one where not).
+	{hint: "is_available", re: regexp.MustCompile("(?i)is_available\\(\\)`?\\s*(?:returns?|returned|gives|gave|is|was|would be|will be|is always|always returns?|keeps? returning|=|->|prints?|printed|shows?|outputs?|返回|输出|显示|结果(?:是|为)?|就是|也是|还是|一直是|总是|为|是|が|は|가|이)\\s*:?\\s*`?(true|false)\\b"),
 		apply: func(pp *parser, m []string, s string) {
-			if pp.p.CUDAAvailable == nil {
-				pp.cudaAvailable(strings.EqualFold(m[1], "true"), s)
+			if v := strings.EqualFold(m[1], "true"); pp.p.CUDAAvailable == nil || !v && *pp.p.CUDAAvailable {
+				pp.cudaAvailable(v, s)
 			}
 		}},
 	{hint: "pip", re: regexp.MustCompile(`\bpip3?\s+install\b.*\btorch(?:==[\w.+]+)?(?:\s|$)`),
@@ -373,7 +381,7 @@ var recognisers = []recogniser{
 				pp.p.Devices = appendUnique(pp.p.Devices, "cpu")
 			}
 		}},
-	{hint: "tensorflow", re: regexp.MustCompile(`\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
+	{hint: "tensorflow", re: regexp.MustCompile(`(?i)\btensorflow(?:-gpu|-cpu|-intel)?(?:\s*==\s*|\s*[:=-]\s*|\s+version\s*:?\s*|\s+)v?(\d+\.\d+(?:\.\d+)?)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.setPackage("tensorflow", m[1], "")
 			pp.quote("tensorflow", s)
@@ -448,8 +456,15 @@ var recognisers = []recogniser{
 				pp.quote("driver", s)
 			}
 		}},
-	{anyOf: []string{"rtx", "gtx", "gt ", "tesla", "quadro", "titan", "geforce", "nvidia", "mx", "a100", "a10", "a30", "a40", "a6000", "a5000", "a4000", "h100", "h200", "b200", "v100", "t4", "k80", "k40", "k20", "p100", "p40", "p4", "l4", "l40", "k10", "m40", "m60"}, re: regexp.MustCompile(`\b((?:NVIDIA |Nvidia |nvidia )?(?:GeForce |Quadro |Tesla |TITAN |Titan )?(?:RTX|GTX|GT|MX|Tesla|Quadro|TITAN|Titan|A|H|L|T|V|K|P|B)\s?\d{2,4}(?:\s?(?:Ti|SUPER|Super|M|MX|Max-Q|Laptop GPU|[0-9]+GB))*)\b`),
-		apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
+	// A GPU model named in prose: the consumer series (RTX 3090, gtx1080ti,
+	// 940MX), the workstation ones (RTX A6000, RTX 6000 Ada, Quadro
+	// M4000) and the data-centre ones (Tesla K40m, T4, A10G, L40S, H100).
+	// Every match names a model (an "NVIDIA" or "GeForce" before it is
+	// optional), so the models' parts are the cheap test: "nvidia" alone
+	// would send every line of a log to the pattern.
+	{anyOf: []string{"rtx", "gtx", "gt", "mx", "titan", "quadro", "tesla", "k10", "k20", "k40", "k80", "m40", "m60", "p4", "p100", "v100", "t4",
+		"a10", "a16", "a30", "a40", "a800", "h20", "h100", "h800", "b100", "b200", "b300", "l4", "l20"},
+		re: proseGPURE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
 }
 
 var (
@@ -461,7 +476,8 @@ var (
 	cudnnFileRE = regexp.MustCompile(`(?:libcudnn[a-z_]*\.so\.(\d+(?:\.\d+)*)|cudnn64_(\d+)\.dll)`)
 	smiqKeyRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
 	smiqSection = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
-	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|[ahlbtvkp]\d{2,4}\b)`)
+	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
+	proseGPURE  = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {
@@ -652,8 +668,10 @@ func (pp *parser) smiqLine(s string) bool {
 	case key == "Current" && pp.section == "smiq_mig":
 		on := val == "Enabled"
 		g.MIGEnabled = &on
-	case key == "Driver Version":
-		pp.f.NVML.DriverVersion = val
+	case key == "Driver Version" || key == "KMD Version":
+		if v := strings.Fields(val); len(v) > 0 && validVersion(v[0]) {
+			pp.f.NVML.DriverVersion = v[0]
+		}
 	}
 	return true
 }

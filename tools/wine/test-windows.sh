@@ -22,7 +22,8 @@
 #    release binaries are built without it.
 #
 # Environment: WINE_OUT (default build/wine), WINE_JOBS (default 2),
-# WINE_PKGS (packages to test, default all), GO, TAGS.
+# WINE_PKGS (packages to test, as ./dir or import paths; default all), GO,
+# TAGS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-go} TAGS=${TAGS:-migrated_fynedo}
@@ -103,7 +104,11 @@ main() {
   local t0 pkgs=() p
   t0=$(date +%s)
   if [ -n "${WINE_PKGS:-}" ]; then
+    # Import paths, whatever form they were given in (./gpu/watch or
+    # gpuwizard/gpu/watch): not-under-wine.txt names packages by import path.
     read -ra pkgs <<<"$WINE_PKGS"
+    mapfile -t pkgs < <(CGO_ENABLED=1 GOOS=windows CC=$CC "$GO" list -tags "$TAGS" "${pkgs[@]}") ||
+      die "go list $WINE_PKGS failed"
   else
     local list
     list=$(CGO_ENABLED=1 GOOS=windows CC=$CC "$GO" list -tags "$TAGS" -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...) ||

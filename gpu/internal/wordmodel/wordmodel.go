@@ -278,11 +278,37 @@ type Prediction struct {
 	Words      []string // the features that weigh most for Cause, strongest first
 }
 
-// Predict says which class the words of text point to. Each feature counts
-// once, however often the text holds it.
-func (m *Model) Predict(text string) Prediction {
+// Posteriors is the posterior probability of every class (in the order
+// of m.Classes) given the words of text, and how many of the model's
+// features the text holds. Each feature counts once, however often the
+// text holds it.
+func (m *Model) Posteriors(text string) (post []float64, features int) {
+	present, score := m.score(text)
+	if len(score) == 0 {
+		return nil, 0
+	}
+	best := 0
+	for c := range score {
+		if score[c] > score[best] {
+			best = c
+		}
+	}
+	sum := 0.0
+	for c := range score {
+		sum += math.Exp(score[c] - score[best])
+	}
+	post = make([]float64, len(score))
+	for c := range score {
+		post[c] = math.Exp(score[c]-score[best]) / sum
+	}
+	return post, len(present)
+}
+
+// score is the features of text the model knows and each class's log
+// score.
+func (m *Model) score(text string) ([]int32, []float64) {
 	if len(m.Classes) == 0 {
-		return Prediction{}
+		return nil, nil
 	}
 	seen := make([]bool, len(m.Words))
 	var present []int32
@@ -297,6 +323,16 @@ func (m *Model) Predict(text string) Prediction {
 		for c := range score {
 			score[c] += m.logp[w][c]
 		}
+	}
+	return present, score
+}
+
+// Predict says which class the words of text point to. Each feature counts
+// once, however often the text holds it.
+func (m *Model) Predict(text string) Prediction {
+	present, score := m.score(text)
+	if len(score) == 0 {
+		return Prediction{}
 	}
 	best := 0
 	for c := range score {

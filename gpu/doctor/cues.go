@@ -1,0 +1,578 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+	"gpuwizard/gpu/compat"
+)
+
+// A cue is one thing a report says, as facts or in words, and how much it
+// speaks for a cause: log-odds, 1 a hint, 3 close to proof. Where the
+// matrix decides (a GPU's architecture against a framework's builds, a
+// driver against a CUDA), the cue comes from the matrix, not from words.
+type cue struct {
+	cause   gpu.Cause
+	weight  float64
+	because string // what in the report says so, for the finding's evidence
+}
+
+// reading is a report's text as the cues read it: lower-cased, its first
+// maxCueText bytes (prose comes first; a long log adds nothing here).
+type reading struct {
+	low string
+	f   *gpu.Facts
+}
+
+const maxCueText = 64 << 10
+
+// reading is the report's text as the cues read it, made once.
+func (j *judge) reading() *reading {
+	if j.rd == nil {
+		j.rd = newReading(j.f)
+	}
+	return j.rd
+}
+
+func newReading(f *gpu.Facts) *reading {
+	t := f.Paste.Text
+	if len(t) > maxCueText {
+		t = t[:maxCueText]
+	}
+	low := asciiLower(t) // offsets stay those of the text, for quotes
+	for _, b := range boilerplate {
+		low = strings.ReplaceAll(low, b, strings.Repeat(" ", len(b)))
+	}
+	return &reading{low: low, f: f}
+}
+
+// asciiLower lowers ASCII letters only, so that byte offsets into the
+// result are those of s (strings.ToLower may change a rune's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// boilerplate is what tools print whatever the cause, and which the cues
+// must not read as the report's words (blanked, so offsets stay).
+var boilerplate = []string{
+	"e.g. changing env variable cuda_visible_devices after program start",
+}
+
+func (r *reading) any(words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(r.low, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// A cue's pattern runs over the lower-cased report around its literals
+// (catalog.Pattern): most reports hold none, and the regexp does not run.
+// needles are given where they cannot be derived from the pattern
+// (TestCueNeedles checks them on the corpus).
+func mustCue(pattern string, needles ...string) *catalog.Pattern {
+	return catalog.MustPattern(pattern, needles...)
+}
+
+// quote is the report's line around the first match of re, for evidence.
+func (r *reading) quote(re *catalog.Pattern) string {
+	loc := re.FindIndex(r.low)
+	if loc == nil {
+		return ""
+	}
+	text := r.f.Paste.Text
+	if loc[0] > len(text) {
+		return ""
+	}
+	start, end := loc[0], loc[1]
+	for start > 0 && text[start-1] != '\n' && loc[0]-start < 100 {
+		start--
+	}
+	for end < len(text) && text[end] != '\n' && end-loc[1] < 100 {
+		end++
+	}
+	return strings.ToValidUTF8(strings.TrimSpace(text[start:end]), "")
+}
+
+// said is evidence for a cue read from words.
+func said(q string) string {
+	if q == "" {
+		return "the report's words"
+	}
+	return `the report says: "` + q + `"`
+}
+
+// cueRules read the cues of a report; each returns what it found. They
+// are tried in this order, every one of them, and never modified.
+var cueRules = []func(j *judge, r *reading) []cue{
+	cueNoNVIDIAGPU,
+	cueHostedRuntime,
+	cueContainerOrWSL,
+	cueWindowsTensorFlow,
+	cueLinuxTensorFlow,
+	cueTorchBuild,
+	cueCUDARan,
+	cueOtherFrameworks,
+	cueTwoInstalls,
+	cueArchitecture,
+	cueDriver,
+	cueCodeAndSelection,
+	cueLibraries,
+}
+
+// situation is what the report says of the machine, as the cues use it.
+func (j *judge) cues(r *reading) []cue {
+	var out []cue
+	for _, rule := range cueRules {
+		out = append(out, rule(j, r)...)
+	}
+	return out
+}
+
+// cueNoNVIDIAGPU: the report names only Intel, AMD or Apple graphics, or
+// says it has no NVIDIA GPU, or runs on a Mac: CUDA cannot run at all.
+func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
+	p := j.f.Paste
+	if len(j.f.NVML.GPUs) > 0 || j.f.NVML.Status == gpu.NVMLOK || j.hostedElsewhere() {
+		return nil
+	}
+	switch {
+	case p.Prose["no_nvidia"] != "":
+		return []cue{{gpu.CauseOther, 4, said(p.Prose["no_nvidia"]) + ": without an NVIDIA GPU, CUDA cannot run (train on the CPU, or use a machine or cloud runtime with one)"}}
+	case j.f.Host.OS == "darwin":
+		return []cue{{gpu.CauseOther, 4, "the report runs on a Mac: macOS has no NVIDIA CUDA (use PyTorch's MPS device)"}}
+	case p.Prose["other_gpu"] != "":
+		return []cue{{gpu.CauseOther, 3, `the only GPU the report names is not an NVIDIA one ("` + p.Prose["other_gpu"] + `"), and CUDA needs NVIDIA`}}
+	}
+	return nil
+}
+
+var (
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle (?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
+	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
+		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
+	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
+)
+
+// cueHostedRuntime: a notebook service or a cloud machine. Without a
+// working nvidia-smi there, it was started without a GPU (a runtime or an
+// instance type without one), or, for a GPU instance, without its driver.
+func cueHostedRuntime(j *judge, r *reading) []cue {
+	if !j.noDriverSeen() {
+		return nil
+	}
+	if q := r.quote(hostedRE); q != "" || j.f.Host.Container == "colab" || j.f.Host.Container == "hosted" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted notebook gets a GPU only when its runtime or session asks for one (Colab: Runtime → Change runtime type → GPU; Kaggle: Settings → Accelerator)"}}
+	}
+	q := r.quote(cloudRE)
+	if q == "" {
+		return nil
+	}
+	if t := r.quote(cpuVMRE); t != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(t) + ": that instance type has no GPU attached"}}
+	}
+	if t := r.quote(gpuVMRE); t != "" {
+		return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+	}
+	return []cue{{gpu.CauseDriverMissing, 1.5, said(q) + ": a cloud machine: its image may lack the driver"},
+		{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a cloud machine: its instance type may have no GPU attached"}}
+}
+
+var (
+	smiWorksRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
+	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
+	hostOnlyRE = mustCue(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
+)
+
+// cueContainerOrWSL: a container or WSL, in the report's words, where the
+// GPU is not used and no nvidia-smi inside it answers: the GPU does not
+// reach it.
+func cueContainerOrWSL(j *judge, r *reading) []cue {
+	f := j.f
+	if !j.noDriverSeen() {
+		return nil
+	}
+	var out []cue
+	if f.Host.WSL > 0 {
+		out = append(out, cue{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL: the GPU comes from the Windows driver, through /usr/lib/wsl/lib"})
+	}
+	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" {
+		w := 2.5
+		// nvidia-smi answers in the container but without a CUDA version:
+		// the driver's CUDA library did not reach it.
+		if cudaNARE.MatchString(r.low) {
+			w += 1
+		}
+		if f.Paste.DockerGPUs != nil && *f.Paste.DockerGPUs {
+			w = 1 // started with GPUs: the toolkit or the image, still the container's side
+		}
+		ev := "the program runs in a container"
+		if qs := f.Paste.Quotes["os"]; len(qs) > 0 {
+			ev = `the report runs in a container: "` + qs[0] + `"`
+		}
+		if r.quote(smiWorksRE) != "" && r.quote(hostOnlyRE) != "" {
+			w, ev = w+1, ev+"; nvidia-smi answers on the host, not inside it"
+		}
+		out = append(out, cue{gpu.CauseWSLOrContainer, w, ev})
+	}
+	return out
+}
+
+var (
+	windowsRE   = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
+	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b`)
+	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
+		"tensorflow", "tf")
+	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
+	windowsWSLRE = mustCue(`\bwsl\b|\bubuntu\b`)
+)
+
+// windowsSaid: the report shows Windows, as a fact or in words, and not
+// WSL.
+func (j *judge) windowsSaid(r *reading) bool {
+	if j.f.Host.WSL > 0 {
+		return false
+	}
+	return j.windows() || r.quote(windowsRE) != "" && r.quote(windowsWSLRE) == ""
+}
+
+// tfVersion is the TensorFlow release the report shows, as a package or
+// in words ("" unknown).
+func (j *judge) tfVersion(r *reading) string {
+	if env, ok := j.reportEnv(); ok {
+		for _, n := range []string{"tensorflow", "tensorflow-gpu", "tensorflow-intel", "tf-nightly"} {
+			if pk, ok := env.Package(n); ok && pk.Version != "" {
+				return pk.Version
+			}
+		}
+	}
+	if m := tfVersionRE.FindStringSubmatch(r.low); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// cueWindowsTensorFlow: TensorFlow on native Windows. From 2.11 it has no
+// GPU build there; up to 2.10 it loads exactly CUDA 11.2 and cuDNN 8.1. So
+// with CUDA 12 installed, either the build is CPU-only or its libraries
+// are missing.
+func cueWindowsTensorFlow(j *judge, r *reading) []cue {
+	if !j.windowsSaid(r) || r.quote(tfRE) == "" {
+		return nil
+	}
+	v := j.tfVersion(r)
+	switch {
+	case v != "" && gpu.VersionAtLeast(v, "2.11"):
+		return []cue{{gpu.CauseCPUOnlyBuild, 3.5, fmt.Sprintf("TensorFlow %s on native Windows: GPU builds for Windows ended with 2.10", v)}}
+	case v != "" && gpu.VersionAtLeast(v, "1.0"):
+		return []cue{{gpu.CauseTFGPULibs, 3, fmt.Sprintf("TensorFlow %s on native Windows loads only the CUDA and cuDNN it was built for (https://www.tensorflow.org/install/source_windows#gpu)", v)}}
+	}
+	ev := "TensorFlow on native Windows, release not shown: from 2.11 it is CPU-only there, and up to 2.10 it needs exactly CUDA 11.2 and cuDNN 8.1"
+	if cuda12RE.MatchString(r.low) {
+		return []cue{{gpu.CauseCPUOnlyBuild, 3, ev + "; with CUDA 12 installed, no TensorFlow on native Windows uses the GPU"}, {gpu.CauseTFGPULibs, 1.5, ev}}
+	}
+	return []cue{{gpu.CauseCPUOnlyBuild, 2.5, ev}, {gpu.CauseTFGPULibs, 1.5, ev}}
+}
+
+// cueLinuxTensorFlow: TensorFlow elsewhere that does not see the GPU: since
+// 2.14 pip's tensorflow brings no CUDA libraries unless asked
+// (tensorflow[and-cuda]); before, they had to be installed to match.
+func cueLinuxTensorFlow(j *judge, r *reading) []cue {
+	if j.windowsSaid(r) || r.quote(tfRE) == "" || r.any("torch") && !r.any("tensorflow") {
+		return nil
+	}
+	return []cue{{gpu.CauseTFGPULibs, 2, "TensorFlow on Linux or WSL finds the GPU only with the CUDA libraries of its release (pip install tensorflow[and-cuda] from 2.14)"},
+		{gpu.CauseCPUOnlyBuild, 0.5, "TensorFlow: a CPU package (tensorflow-cpu, or tensorflow before 2.1) never uses the GPU"}}
+}
+
+var (
+	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
+	cpuBuildRE = mustCue(`\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
+	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
+)
+
+// cueTorchBuild: torch without a CUDA build in sight. On Windows, pip's
+// default torch is CPU-only; a +cpu tag or the words say so outright.
+func cueTorchBuild(j *judge, r *reading) []cue {
+	var out []cue
+	if q := r.quote(cpuBuildRE); q != "" {
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q)})
+	}
+	if q := r.quote(notBuiltRE); q != "" {
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q)})
+	}
+	if r.quote(torchRE) == "" || r.quote(tfRE) != "" && !r.any("torch.cuda") {
+		return out
+	}
+	pk, has := j.reportTorch()
+	if has && (pk.CUDA != "" || pk.ROCm != "") {
+		return out
+	}
+	if j.windowsSaid(r) {
+		return append(out, cue{gpu.CauseCPUOnlyBuild, 2, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
+	}
+	return out
+}
+
+// cueCUDARan: the report shows CUDA's own errors (no GPU found, the
+// driver, memory, a device index): the framework is a CUDA build that
+// loaded its libraries, since a CPU-only build stops before CUDA ("not
+// compiled with CUDA") and one without its libraries at loading them.
+func cueCUDARan(j *judge, r *reading) []cue {
+	for _, h := range j.f.Paste.Signatures {
+		switch h.Cause {
+		case gpu.CauseDriverMissing, gpu.CauseDriverTooOld, gpu.CauseDeviceSelection, gpu.CauseOutOfMemory,
+			gpu.CauseArchUnsupported, gpu.CauseCudnnProblem, gpu.CauseDeviceMismatchInCode, gpu.CauseWSLOrContainer:
+			ev := `the report shows CUDA's own error ("` + h.Line + `"), which a CPU-only build, or one without its CUDA libraries, never reaches`
+			return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev}, {gpu.CauseTFGPULibs, -2, ev}}
+		}
+	}
+	return nil
+}
+
+var (
+	paddleRE  = mustCue(`\bpaddle(?:paddle)?\b|\bpaddleocr\b|\bpaddlex\b|\bpaddlespeech\b`)
+	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
+	jaxCUDARE = mustCue(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
+	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
+	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^onnxruntime\s*(?:==\s*)?\d+\.\d+`)
+)
+
+// cueOtherFrameworks: PaddlePaddle, JAX and ONNX Runtime install CPU
+// packages by default (paddlepaddle, jax, onnxruntime); the GPU packages
+// have other names, and the CPU one beside the GPU one wins the import.
+func cueOtherFrameworks(j *judge, r *reading) []cue {
+	var out []cue
+	gpuPkgs := j.f.Paste.GPUPackages
+	if r.quote(paddleRE) != "" {
+		if slices.Contains(gpuPkgs, "paddlepaddle-gpu") || slices.Contains(gpuPkgs, "paddle-gpu") {
+			if r.any("paddlepaddle ", "paddlepaddle==", "paddlepaddle\n", "cpu") {
+				out = append(out, cue{gpu.CauseConflictingInstalls, 2, "paddlepaddle-gpu with the CPU package paddlepaddle beside it: the CPU one wins the import"})
+			}
+		} else {
+			out = append(out, cue{gpu.CauseCPUOnlyBuild, 2.5, "PaddlePaddle: the package paddlepaddle is the CPU build; the GPU one is paddlepaddle-gpu"})
+		}
+	}
+	if r.quote(jaxRE) != "" && r.quote(jaxCUDARE) == "" {
+		w := 2.0
+		if j.windowsSaid(r) {
+			w = 3 // JAX has no CUDA build for native Windows
+		}
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, w, "JAX: pip install jax is the CPU build; the GPU needs jax[cuda12] (Linux or WSL 2)"})
+	}
+	if r.quote(ortRE) != "" {
+		cpuPkg := r.quote(ortCPURE)
+		switch {
+		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && cpuPkg != "":
+			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-gpu with the CPU package onnxruntime beside it: the CPU one wins the import"})
+		case cpuPkg != "":
+			out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(cpuPkg) + ": the package onnxruntime has no CUDA provider; the GPU one is onnxruntime-gpu"})
+		case !slices.Contains(gpuPkgs, "onnxruntime-gpu"):
+			out = append(out, cue{gpu.CauseCPUOnlyBuild, 1.5, "ONNX Runtime: the package onnxruntime has no CUDA provider; it is onnxruntime-gpu"})
+		}
+	}
+	return out
+}
+
+var (
+	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
+		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境")
+)
+
+// cueTwoInstalls: two installs of a framework or two Pythons: the one
+// that runs is not the one that was fixed.
+func cueTwoInstalls(j *judge, r *reading) []cue {
+	if q := r.quote(bothInstallsRE); q != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": with two builds installed side by side, the CPU one often wins the import"}}
+	}
+	if q := r.quote(otherEnvRE); q != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 2, said(q) + ": with two environments, the one that runs is often not the one with the CUDA build"}}
+	}
+	return nil
+}
+
+// cueArchitecture: the GPU's architecture against what the framework's
+// builds have kernels for, from the matrix: the installed torch's release,
+// the wheel variants the report names (cu129), or, with neither, the
+// generation's own limits.
+func (j *judge) archCues(r *reading) []cue {
+	var out []cue
+	pk, hasTorch := j.reportTorch()
+	variants := variantRE.FindAllString(r.low, -1)
+	// The oldest GPU the framework's current builds support: TensorFlow's
+	// from the matrix; torch's CUDA 12 wheels start at 5.0.
+	framework, floor := "torch", "5.0"
+	if r.quote(tfRE) != "" && r.quote(torchRE) == "" {
+		framework, floor = "TensorFlow", j.m.MinCC("tensorflow")
+	}
+	for _, g := range j.f.NVML.GPUs {
+		cc := g.CC
+		if cc == "" {
+			continue
+		}
+		if hasTorch && pk.Version != "(version not shown)" {
+			if c, ok := j.releaseCovers(pk, cc); ok && !c {
+				out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s): no official build of torch %s has kernels for it [compat.yaml]", g.Name, cc, gpu.MajorMinor(pk.Version))})
+				continue
+			}
+		}
+		if v := j.variantLacks(variants, cc); v != "" {
+			out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s): no official %s build of torch has kernels for it [compat.yaml]", g.Name, cc, v)})
+			continue
+		}
+		switch v := gpu.MustVersion(cc); {
+		case v.Major() >= 12 && (!hasTorch || pk.CUDA == "" || !gpu.VersionAtLeast(pk.CUDA, "12.8")):
+			out = append(out, cue{gpu.CauseArchUnsupported, 2, fmt.Sprintf("%s is a Blackwell GPU (compute capability %s): only torch 2.7 and later built for CUDA 12.8 or newer (cu128, cu130) has kernels for it", g.Name, cc)})
+		case v.Compare(gpu.MustVersion(floor)) < 0:
+			out = append(out, cue{gpu.CauseArchUnsupported, 2.5, fmt.Sprintf("%s (compute capability %s) is older than what %s's builds support (%s and up)", g.Name, cc, framework, floor)})
+		}
+	}
+	return out
+}
+
+func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
+
+var variantRE = mustCue(`\bcu1[0-3][0-9]\b`)
+
+// variantLacks is the first wheel variant named (cu129) of which no
+// official torch release in the matrix has kernels for cc; "" when each
+// named one has a release that does.
+func (j *judge) variantLacks(names []string, cc string) string {
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		known, covered := false, false
+		for _, rel := range j.m.Torch {
+			for _, v := range rel.Variants {
+				if v.Name != name {
+					continue
+				}
+				known = true
+				covered = covered || compat.Covers(compat.SplitArchs(v.Archs), compat.SplitArchs(v.PTX), cc, "", "").Covered
+			}
+		}
+		if known && !covered {
+			return name
+		}
+	}
+	return ""
+}
+
+// releaseCovers says whether any official wheel of torch's release has
+// kernels for cc (known: the release is in the matrix).
+func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
+	rel, ok := j.m.TorchRelease(pk.Version)
+	if !ok {
+		return false, false
+	}
+	for _, v := range rel.Variants {
+		if pk.CUDA != "" && gpu.MajorMinor(v.CUDA) != gpu.MajorMinor(pk.CUDA) {
+			continue
+		}
+		if compat.Covers(compat.SplitArchs(v.Archs), compat.SplitArchs(v.PTX), cc, "", "").Covered {
+			return true, true
+		}
+	}
+	return false, pk.CUDA == "" || len(rel.Variants) > 0
+}
+
+var (
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdriver (?:is )?not (?:installed|loaded|found)\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有")
+	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+		"driver")
+	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
+	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
+	mismatchRE = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
+	gpuIdleRE  = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
+		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
+	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
+	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
+)
+
+// cueDriver: what the report says of the driver: nvidia-smi failing or
+// answering, a driver missing, an update without a reboot, an old driver.
+func cueDriver(j *judge, r *reading) []cue {
+	var out []cue
+	works := j.f.NVML.Status == gpu.NVMLOK || r.quote(smiWorksRE) != ""
+	inBox := j.f.Host.WSL > 0 || j.f.Host.Container != ""
+	if q := r.quote(smiFailsRE); q != "" && !works {
+		w := 3.0
+		if inBox {
+			w = 1.5 // inside a container or WSL the driver's absence is usually the box's doing
+		}
+		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + ": the driver does not answer"})
+	}
+	if q := r.quote(noDriverRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
+	}
+	if q := r.quote(afterUpdRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
+	}
+	if q := r.quote(oldDriverRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
+	}
+	if works {
+		ev := "nvidia-smi answers: the driver is installed and loaded"
+		if q := r.quote(smiWorksRE); q != "" {
+			ev = said(q) + ": the driver answers"
+		}
+		out = append(out, cue{gpu.CauseDriverMissing, -3, ev})
+		if !inBox {
+			out = append(out, cue{gpu.CauseWSLOrContainer, -1, ev})
+		}
+	}
+	return out
+}
+
+// cueCodeAndSelection: memory, device selection and the code's devices,
+// in the report's words.
+func cueCodeAndSelection(j *judge, r *reading) []cue {
+	var out []cue
+	if q := r.quote(oomRE); q != "" {
+		out = append(out, cue{gpu.CauseOutOfMemory, 3, said(q)})
+	}
+	if q := r.quote(selectRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.quote(mismatchRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 1.5, said(q)})
+	}
+	p := j.f.Paste
+	if q := r.quote(gpuIdleRE); q != "" && p.CUDAAvailable != nil && *p.CUDAAvailable {
+		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 2, said(q) + ", while torch sees the GPU: the model or the data stay on the CPU"},
+			cue{gpu.CauseDeviceSelection, 1, said(q) + ", while torch sees the GPU: the program may be told to use the CPU"})
+	}
+	return out
+}
+
+// cueLibraries: cuDNN and CUDA libraries named in words.
+func cueLibraries(j *judge, r *reading) []cue {
+	var out []cue
+	if q := r.quote(cudnnWordsRE); q != "" {
+		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q)})
+	}
+	if q := r.quote(tfLibsRE); q != "" && r.quote(tfRE) != "" {
+		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+)
+
+// The differential is the doctor's answer to a thin report: one in which
+// no error text or fact proves a cause (no finding of medium or strong
+// evidence), but which says that the GPU is not used. It weighs what the
+// report does say (cues.go: the GPU model and its architecture against
+// the matrix, the system, a container or notebook service, the framework
+// and its build, what was tried) with the words of the report (the word
+// model), and names the two or three likely causes, most likely first,
+// each with the one command on that machine that tells them apart.
+
+// differentialSettings say how the evidence is weighed.
+type differentialSettings struct {
+	prior     map[gpu.Cause]float64 // what a report that says nothing else most often is
+	wordScale float64               // what the word model's posterior of a cause adds to it (times the posterior)
+	weakHit   float64               // a weak error text or finding, for its own cause
+	symptomOf float64               // a weak error text, for each other cause its signature says produces it
+	capCause  float64               // the most the cues can add to one cause
+	least     float64               // the least score a cause needs to be named
+	margin    float64               // how far below the first another may be, and still named
+}
+
+var differential = differentialSettings{
+	prior:     map[gpu.Cause]float64{gpu.CauseCPUOnlyBuild: 0.3, gpu.CauseDriverMissing: 0.2},
+	wordScale: 1.5, weakHit: 1, symptomOf: 0.3, capCause: 6, least: 1, margin: 3,
+}
+
+// likely is one cause the differential names.
+type likely struct {
+	cause   gpu.Cause
+	score   float64
+	because []string
+}
+
+// runDifferential names the likely causes of a thin report: one that
+// shows the GPU failing (an error text too weak to decide, torch without a
+// GPU, a framework on the CPU), or that says in words something failed.
+// What a report shows of the machine beside (nvidia-smi, a pip list) never
+// keeps it from running: more facts may not give a vaguer answer.
+func (j *judge) runDifferential() {
+	p := j.f.Paste
+	if p == nil || p.Text == "" {
+		return
+	}
+	trouble := hasTrouble(p.Text)
+	if !j.thin() {
+		j.alternatives(trouble)
+		return
+	}
+	weak := j.weakFindings()
+	if len(weak) == 0 && !j.gpuFailed() && trouble == "" {
+		return
+	}
+	r := j.reading()
+	ranked := j.weigh(r, weak, trouble)
+	var named []*likely
+	for _, l := range ranked {
+		if len(named) == 3 || l.score < differential.least || l.score < ranked[0].score-differential.margin {
+			break
+		}
+		if len(l.because) == 0 {
+			continue // nothing in the report speaks for it
+		}
+		named = append(named, l)
+	}
+	if len(named) > 0 {
+		j.emitDifferential(r, named, weak)
+	}
+}
+
+// weigh scores every cause: its prior, the cues of the report, the weak
+// findings so far, and the words; best first.
+func (j *judge) weigh(r *reading, weak []int, trouble string) []*likely {
+	scores := map[gpu.Cause]*likely{}
+	for _, c := range gpu.Causes {
+		scores[c] = &likely{cause: c, score: differential.prior[c]}
+	}
+	added := map[gpu.Cause]float64{}
+	for _, c := range j.cues(r) {
+		l := scores[c.cause]
+		w := c.weight
+		if w > 0 {
+			w = min(w, differential.capCause-added[c.cause])
+			added[c.cause] += w
+			l.because = append(l.because, c.because)
+		}
+		l.score += w
+	}
+	for _, i := range weak {
+		f := j.out[i]
+		if f.Cause == gpu.CauseOther {
+			continue
+		}
+		scores[f.Cause].score += differential.weakHit
+		scores[f.Cause].because = append(scores[f.Cause].because, "the report shows "+strings.TrimPrefix(f.Title, "The report shows "))
+		// A symptom speaks a little for each cause that produces it.
+		if s, ok := catalog.Default().ByID(strings.TrimPrefix(f.ID, "report_")); ok {
+			for _, c := range s.SymptomOf {
+				if l := scores[gpu.Cause(c)]; l != nil && l.cause != f.Cause {
+					l.score += differential.symptomOf
+				}
+			}
+		}
+	}
+	j.wordCues(scores, trouble)
+	ranked := make([]*likely, 0, len(scores))
+	for _, l := range scores {
+		ranked = append(ranked, l)
+	}
+	sort.Slice(ranked, func(a, b int) bool {
+		if ranked[a].score != ranked[b].score {
+			return ranked[a].score > ranked[b].score
+		}
+		return ranked[a].cause.Rank() < ranked[b].cause.Rank()
+	})
+	return ranked
+}
+
+// alternatives names, after a first finding that rests on medium evidence
+// (an error text that usually means its cause, but not always), the one or
+// two other causes the report's facts and that text leave open, each with
+// the command that tells them apart. A cause that facts or a strong error
+// text prove needs none.
+func (j *judge) alternatives(trouble string) {
+	top := -1
+	for i, f := range j.out {
+		if f.Severity != gpu.SevError && f.Severity != gpu.SevWarning {
+			continue
+		}
+		if top < 0 || tier(f) < tier(j.out[top]) {
+			top = i
+		}
+	}
+	if top < 0 || j.out[top].weight != catalog.Medium || trouble == "" && !j.gpuFailed() {
+		return
+	}
+	first := j.out[top]
+	r := j.reading()
+	ranked := j.weigh(r, nil, trouble)
+	// The error text's own other causes (its signature's symptom_of).
+	if s, ok := catalog.Default().ByID(strings.TrimPrefix(first.ID, "report_")); ok {
+		for _, c := range s.SymptomOf {
+			for _, l := range ranked {
+				if l.cause == gpu.Cause(c) {
+					l.score += differential.weakHit
+					l.because = append(l.because, "the same error text also comes from "+alternativeWords(l.cause))
+				}
+			}
+		}
+		sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].score > ranked[b].score })
+	}
+	k := 0
+	for _, l := range ranked {
+		if k == 2 || l.score < differential.least {
+			break
+		}
+		if l.cause == first.Cause || len(l.because) == 0 {
+			continue
+		}
+		k++
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
+			Title:    "Or " + alternativeWords(l.cause) + " (" + string(l.cause) + ")",
+			Evidence: l.because, Fix: []gpu.Step{j.tellApart(r, l.cause)}}, weight: catalog.Weak, order: k + 1})
+	}
+}
+
+// alternativeWords says a cause in words; "other", among the likely
+// causes, is a machine without an NVIDIA GPU.
+func alternativeWords(c gpu.Cause) string {
+	if c == gpu.CauseOther {
+		return "a machine without an NVIDIA GPU at all"
+	}
+	return causeWords[c]
+}
+
+// thin: no error or warning rests on more than weak evidence.
+func (j *judge) thin() bool {
+	for _, f := range j.out {
+		if (f.Severity == gpu.SevError || f.Severity == gpu.SevWarning) && f.weight > catalog.Weak {
+			return false
+		}
+	}
+	return true
+}
+
+// weakFindings are the indexes of the weak errors and warnings so far.
+func (j *judge) weakFindings() []int {
+	var out []int
+	for i, f := range j.out {
+		if f.Severity == gpu.SevError || f.Severity == gpu.SevWarning {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// wordCues adds the word model's view: each cause's posterior, scaled, so
+// that words decide a report with nothing else in it and lean on a close
+// call, but never outweigh a cue of the report's facts. The cause the
+// words point to gets them as evidence.
+func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
+	if !words.on || words.trouble && trouble == "" {
+		return
+	}
+	m := words.model()
+	post, features := m.Posteriors(j.f.Paste.Text)
+	if features < words.minWords || len(post) == 0 {
+		return
+	}
+	for i, c := range m.Classes {
+		if l := scores[gpu.Cause(c)]; l != nil && l.cause != gpu.CauseOther {
+			l.score += differential.wordScale * post[i]
+		}
+	}
+	pr := m.Predict(j.f.Paste.Text)
+	l := scores[gpu.Cause(pr.Cause)]
+	if pr.Confidence < words.threshold || len(pr.Words) == 0 || l == nil || l.cause == gpu.CauseOther {
+		return
+	}
+	quoted := make([]string, len(pr.Words))
+	for i, w := range pr.Words {
+		quoted[i] = `"` + w + `"`
+	}
+	l.because = append(l.because, fmt.Sprintf("words: %s%s (the words of reports of %s: posterior %.2f from %d of the word model's features, not a calibrated probability)",
+		strings.Join(quoted, ", "), troubleNote(trouble), pr.Cause, pr.Confidence, pr.Features))
+}
+
+// emitDifferential turns the named causes into findings: the first with
+// its fix, the others with what would show them; each with the command
+// that tells them apart. The weak findings so far become their evidence.
+func (j *judge) emitDifferential(r *reading, named []*likely, weak []int) {
+	var fds []scored
+	for k, l := range named {
+		tell := j.tellApart(r, l.cause)
+		fd := gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning, Evidence: l.because}
+		if k == 0 {
+			fd.Title = "Most likely " + causeWords[l.cause] + " (" + string(l.cause) + "): the report shows no error text that proves a cause; this is what its facts and words point to"
+			if len(named) > 1 {
+				fd.Title = "Most likely " + causeWords[l.cause] + " (" + string(l.cause) + "), or " + alternatives(named[1:]) + ": the report shows no error text that proves a cause"
+			}
+			fd.Fix = append([]gpu.Step{tell}, j.causeFix(gpu.SignatureHit{Cause: l.cause})...)
+		} else {
+			fd.Title = "Or " + causeWords[l.cause] + " (" + string(l.cause) + ")"
+			fd.Fix = []gpu.Step{tell}
+		}
+		fds = append(fds, scored{Finding: fd, weight: catalog.Weak, order: k + 1})
+	}
+	// The weak findings so far are symptoms: of the cause they name when
+	// it is among these, else of the first.
+	for k := len(weak) - 1; k >= 0; k-- {
+		s := j.out[weak[k]]
+		at := 0
+		for i, fd := range fds {
+			if fd.Cause == s.Cause {
+				at = i
+			}
+		}
+		if at == 0 && s.Cause != named[0].cause && s.Cause != gpu.CauseOther {
+			continue // a cause of its own that the differential does not name: it stays
+		}
+		fd := &fds[at].Finding
+		fd.Evidence = append(fd.Evidence, "the symptom: "+s.Title)
+		fd.Evidence = append(fd.Evidence, s.Evidence...)
+		for _, st := range s.Fix {
+			if !slices.Contains(fd.Fix, st) && at == 0 {
+				fd.Fix = append(fd.Fix, st)
+			}
+		}
+		j.out = slices.Delete(j.out, weak[k], weak[k]+1)
+	}
+	j.out = append(j.out, fds...)
+}
+
+func alternatives(ls []*likely) string {
+	var ws []string
+	for _, l := range ls {
+		ws = append(ws, string(l.cause))
+	}
+	return strings.Join(ws, " or ")
+}
+
+// tellApart is the one command that shows whether the cause is this one,
+// on that machine, and what its output says.
+func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
+	switch c {
+	case gpu.CauseCPUOnlyBuild:
+		return j.buildCheck(r)
+	case gpu.CauseDriverMissing:
+		return gpu.Step{Text: "If nvidia-smi fails (not found, or cannot communicate with the driver), the driver is missing or not loaded:", Command: nextSMI}
+	case gpu.CauseDriverTooOld:
+		return gpu.Step{Text: "Compare the driver's \"CUDA Version\" (nvidia-smi's header) with the CUDA the framework was built for (torch.version.cuda): an older driver cannot run it:", Command: "nvidia-smi && " + nextTorch}
+	case gpu.CauseWSLOrContainer:
+		switch {
+		case j.f.Host.WSL > 0:
+			return gpu.Step{Text: "Inside WSL 2 the driver comes from Windows: if this lists nothing or nvidia-smi fails, the GPU does not reach WSL:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}
+		case j.f.Host.Container == "colab" || j.f.Host.Container == "hosted" || r.quote(hostedRE) != "":
+			return gpu.Step{Text: "In the notebook: if this fails, the runtime has no GPU:", Command: "!nvidia-smi"}
+		case r.quote(cloudRE) != "":
+			return gpu.Step{Text: "On the instance: if this shows no NVIDIA device, the instance type has no GPU; if it shows one but nvidia-smi fails, the image lacks the driver:", Command: "lspci | grep -i nvidia; nvidia-smi"}
+		}
+		return gpu.Step{Text: "Run nvidia-smi inside the container: if it fails there but works on the host, the container was started without the GPU:", Command: "docker exec -it <container> nvidia-smi"}
+	case gpu.CauseArchUnsupported:
+		return gpu.Step{Text: "If the GPU's compute capability (compute_cap) is not in the build's arch list, the build has no kernels for it:", Command: "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv && " + nextTorch}
+	case gpu.CauseConflictingInstalls:
+		return gpu.Step{Text: "If the Python that runs is not the one the CUDA build was installed into, or torch is found in another folder, two installs clash:", Command: `python -c "import sys, torch; print(sys.executable, torch.__file__, torch.__version__, torch.version.cuda)"`}
+	case gpu.CauseCudnnProblem:
+		return gpu.Step{Text: "If cuDNN's version is None or not the one the framework was built with, cuDNN is the problem:", Command: `python -c "import torch; print(torch.version.cuda, torch.backends.cudnn.version())"`}
+	case gpu.CauseTFGPULibs:
+		return gpu.Step{Text: "TensorFlow logs each CUDA library it cannot load (\"Could not load dynamic library\"); a CUDA build with no GPU listed lacks them:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
+	case gpu.CauseDeviceSelection:
+		return gpu.Step{Text: "If CUDA_VISIBLE_DEVICES is set, or names a GPU the list does not have, the program is kept from the GPU:", Command: "nvidia-smi -L; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"}
+	case gpu.CauseOutOfMemory:
+		return gpu.Step{Text: "If the GPU's memory is nearly full (by this or other processes), it is memory:", Command: "nvidia-smi --query-gpu=memory.used,memory.total --format=csv; nvidia-smi --query-compute-apps=pid,used_memory --format=csv"}
+	case gpu.CauseDeviceMismatchInCode:
+		return gpu.Step{Text: "In the training script, print where the model and a batch are: cpu means they were never moved to the GPU:", Command: `print(next(model.parameters()).device, batch.device)`}
+	case gpu.CauseOther:
+		if j.f.Host.OS == "darwin" {
+			return gpu.Step{Text: "On a Mac, CUDA does not exist; check PyTorch's MPS device instead:", Command: `python3 -c "import torch; print(torch.backends.mps.is_available())"`}
+		}
+		if j.windowsSaid(r) {
+			return gpu.Step{Text: "List the machine's graphics adapters: without an NVIDIA one, CUDA cannot run:", Command: "powershell -c \"Get-CimInstance Win32_VideoController | Select-Object Name\""}
+		}
+		return gpu.Step{Text: "List the machine's graphics adapters: without an NVIDIA one, CUDA cannot run:", Command: "lspci | grep -iE 'vga|3d|display'"}
+	}
+	return gpu.Step{Text: "Run the full check on that machine:", Command: nextFull}
+}
+
+// buildCheck is the command that shows the build of the framework the
+// report is about.
+func (j *judge) buildCheck(r *reading) gpu.Step {
+	switch {
+	case r.quote(paddleRE) != "":
+		return gpu.Step{Text: "If this prints False, PaddlePaddle is the CPU build (the GPU one is paddlepaddle-gpu):", Command: `python -c "import paddle; print(paddle.__version__, paddle.device.is_compiled_with_cuda())"`}
+	case r.quote(jaxRE) != "" && r.quote(torchRE) == "":
+		return gpu.Step{Text: "If JAX lists only CpuDevice, it is the CPU build:", Command: `python -c "import jax; print(jax.__version__, jax.devices())"`}
+	case r.quote(tfRE) != "" && r.quote(torchRE) == "":
+		return gpu.Step{Text: "If is_built_with_cuda() prints False, this TensorFlow is a CPU-only build:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
+	case r.quote(ortRE) != "" && r.quote(torchRE) == "":
+		return gpu.Step{Text: "If CUDAExecutionProvider is not listed, this ONNX Runtime is the CPU package:", Command: `python -c "import onnxruntime as ort; print(ort.__version__, ort.get_available_providers())"`}
+	}
+	return gpu.Step{Text: "If the version ends in +cpu or the CUDA version prints None, torch is a CPU-only build:", Command: nextTorch}
+}

@@ -1,0 +1,268 @@
+package doctor
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/catalog"
+	"gpuwizard/gpu/internal/corpus"
+	"gpuwizard/gpu/internal/wordmodel"
+)
+
+// crossValidate scores the whole doctor on the tuning part with each
+// fold's word model trained on the other folds: what the differential
+// does on reports its words were not trained on. It returns the top-1 and
+// top-3 shares overall and on the thin reports (those whose first finding
+// is the differential's or names no cause), and the thin misses.
+func crossValidate(t *testing.T, folds int) (all, thin [2]float64, nThin int, misses []string) {
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), "tuning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(r corpus.Report) uint64 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "cv %s", r.Name)
+		return h.Sum64()
+	}
+	sort.SliceStable(reports, func(a, b int) bool {
+		if reports[a].Cause != reports[b].Cause {
+			return reports[a].Cause < reports[b].Cause
+		}
+		return key(reports[a]) < key(reports[b])
+	})
+	var right, near, thinRight, thinNear int
+	for fold := range folds {
+		var train []wordmodel.Doc
+		var test []corpus.Report
+		for i, r := range reports {
+			if i%folds == fold {
+				test = append(test, r)
+			} else {
+				train = append(train, wordmodel.Doc{Cause: string(r.Cause), Text: r.Text})
+			}
+		}
+		m := wordmodel.Train(train, wordmodel.DefaultK, wordmodel.DefaultMinDocs)
+		s := words
+		s.model = func() *wordmodel.Model { return m }
+		withWords(s, func() {
+			for _, r := range test {
+				rep := diagnoseText(t, r.Text)
+				top := topCauses(rep, 3)
+				ok1 := len(top) > 0 && top[0] == r.Cause
+				ok3 := slices.Contains(top, r.Cause)
+				right += b2i(ok1)
+				near += b2i(ok3)
+				id := "(none)"
+				if len(rep.Findings) > 0 {
+					id = rep.Findings[0].ID
+				}
+				if strings.HasPrefix(id, "report_likely_") || placeholders[id] || id == "(none)" {
+					nThin++
+					thinRight += b2i(ok1)
+					thinNear += b2i(ok3)
+					if !ok1 {
+						misses = append(misses, fmt.Sprintf("%s: want %s, got %v (%s)", r.Name, r.Cause, top, id))
+					}
+				}
+			}
+		})
+	}
+	n := float64(len(reports))
+	sort.Strings(misses)
+	return [2]float64{float64(right) / n, float64(near) / n}, [2]float64{float64(thinRight) / float64(max(nThin, 1)), float64(thinNear) / float64(max(nThin, 1))}, nThin, misses
+}
+
+// TestDifferentialCrossValidation: the doctor with the differential, its
+// words trained apart from the reports it judges (5-fold over the tuning
+// part; the held-out part plays no part).
+func TestDifferentialCrossValidation(t *testing.T) {
+	all, thin, n, misses := crossValidate(t, 5)
+	t.Logf("tuning part, 5-fold: top-1 %.1f%%, top-3 %.1f%%; the %d thin reports: top-1 %.1f%%, top-3 %.1f%%",
+		100*all[0], 100*all[1], n, 100*thin[0], 100*thin[1])
+	if *showMisses {
+		t.Logf("thin misses:\n  %s", strings.Join(misses, "\n  "))
+	}
+}
+
+// TestDifferentialReasons: thin reports of the kinds that carry no error
+// text (the GPU not passed into a container, a notebook or cloud machine
+// without a GPU, TensorFlow on native Windows, two builds side by side, a
+// CPU build of Paddle or JAX, no NVIDIA GPU at all) get the cause their
+// facts imply first, at most three causes, and each with a command.
+func TestDifferentialReasons(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       gpu.Cause
+		also       gpu.Cause // among the first three too ("" none asked)
+	}{
+		{"docker in words", "I run my training in a docker container and torch.cuda.is_available() returns False. nvidia-smi works on the host.", gpu.CauseWSLOrContainer, ""},
+		{"docker in Chinese", "在docker容器里运行训练，torch.cuda.is_available() 返回 False，宿主机上 nvidia-smi 正常。", gpu.CauseWSLOrContainer, ""},
+		{"colab", "On Google Colab my notebook says RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"kaggle", "In my Kaggle notebook torch.cuda.is_available() is False and training is very slow.", gpu.CauseWSLOrContainer, ""},
+		{"cloud VM without a GPU", "I launched an AWS EC2 t3.large instance with Ubuntu and installed torch, but cuda is not available.", gpu.CauseWSLOrContainer, ""},
+		{"TF on native Windows with CUDA 12", "Windows 11, RTX 4070. I installed CUDA 12.3 and cuDNN 8.9 but tensorflow does not detect my GPU: tf.config.list_physical_devices('GPU') returns [].", gpu.CauseCPUOnlyBuild, gpu.CauseTFGPULibs},
+		{"TF 2.10 on native Windows", "TensorFlow 2.10 on Windows 10 with CUDA 12.2 installed: the GPU is not found and it trains on the CPU.", gpu.CauseTFGPULibs, ""},
+		{"two builds side by side", "I have both tensorflow and tensorflow-gpu installed in the same environment and it only uses the CPU, the GPU is not detected.", gpu.CauseConflictingInstalls, ""},
+		{"paddle CPU build", "PaddleOCR runs on the CPU even though I have an RTX 3060, it does not use the GPU. I installed paddlepaddle with pip on Ubuntu.", gpu.CauseCPUOnlyBuild, ""},
+		{"no NVIDIA GPU: Intel", "My laptop has Intel UHD Graphics 620. torch.cuda.is_available() returns False, what is wrong?", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: AMD", "I have an AMD Radeon RX 6700 XT. How do I make pytorch use the GPU? cuda is not available.", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: Mac", "On my MacBook Pro M2, torch.cuda.is_available() is False and training runs on the CPU.", gpu.CauseOther, ""},
+		{"no NVIDIA GPU in words", "我的电脑没有独立显卡，只有核显，torch.cuda.is_available() 返回 False", gpu.CauseOther, ""},
+		{"RTX 5090, old torch", "New RTX 5090, torch 2.5.1 installed, training fails with a CUDA error and does not use the GPU.", gpu.CauseArchUnsupported, ""},
+		{"Pascal with cu128", "GTX 1080 Ti on Ubuntu, I installed the cu128 wheels and now the GPU does not work in training.", gpu.CauseArchUnsupported, ""},
+		{"Windows pip torch", "Windows 11, RTX 3060. torch.cuda.is_available() gives False although the driver is installed.", gpu.CauseCPUOnlyBuild, ""},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		top := topCauses(r, 3)
+		if len(top) == 0 || top[0] != c.want {
+			t.Errorf("%s: first three %v, want %s first; findings: %v", c.name, top, c.want, findingIDs(r))
+			continue
+		}
+		if c.also != "" && !slices.Contains(top, c.also) {
+			t.Errorf("%s: first three %v, want %s among them", c.name, top, c.also)
+		}
+		n := 0
+		for _, f := range r.Findings {
+			if !strings.HasPrefix(f.ID, "report_likely_") {
+				continue
+			}
+			n++
+			if len(f.Fix) == 0 || f.Fix[0].Command == "" || len(f.Evidence) == 0 {
+				t.Errorf("%s: %s has no command to tell it apart, or no evidence: %+v", c.name, f.ID, f)
+			}
+		}
+		// A rule of the report's facts may answer before the differential.
+		if n > 3 || n == 0 && strings.HasPrefix(r.Findings[0].ID, "report_likely_") {
+			t.Errorf("%s: %d likely causes, want 1 to 3", c.name, n)
+		}
+	}
+}
+
+// TestNoNVIDIAGPU: a report that says there is no NVIDIA GPU, names only
+// an AMD one or runs on a Mac gets that first, before the CPU-only torch
+// it shows (the right build there); a Colab notebook's local Radeon, and a
+// laptop's Intel graphics beside an eGPU, do not count.
+func TestNoNVIDIAGPU(t *testing.T) {
+	notCompiled := "AssertionError: Torch not compiled with CUDA enabled\n"
+	cases := []struct {
+		name, text, first string
+	}{
+		{"Mac", notCompiled + "not sure why..? im on an m1 macbook pro if that helps.", "macos_no_cuda"},
+		{"AMD card", "The amd graphics card I use displays \"Torch not compiled with CUDA enabled\"", "report_no_nvidia_gpu"},
+		{"said", notCompiled + "My GPU is unfortunately not by nvidia, is there an alternative?", "report_no_nvidia_gpu"},
+		{"Colab with a local Radeon", "RuntimeError: Found no NVIDIA driver on your system. on every Google Colab notebook\ni have installed gpu GIGABYTE Radeon RX 6600 Eagle 8G", "report_colab_no_gpu_runtime"},
+		{"NVIDIA named", notCompiled + "Windows 11, RTX 3060 and Intel UHD Graphics 770", "report_torch_not_compiled_with_cuda"},
+		// Intel graphics the person says are the machine's own count; Intel
+		// graphics a line lists beside an NVIDIA GPU do not.
+		{"Intel, own", notCompiled + "My laptop is an Intel Iris Xe Graphics notebook, what can I do?", "report_no_nvidia_gpu"},
+		{"Intel, listed", notCompiled + "Display adapters: Intel(R) UHD Graphics 620", "report_torch_not_compiled_with_cuda"},
+		{"Intel, own beside GeForce", notCompiled + "I have Intel UHD Graphics and a GeForce GTX 1650", "report_torch_not_compiled_with_cuda"},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		if r.Findings[0].ID != c.first {
+			t.Errorf("%s: first %s, want %s; findings %v", c.name, r.Findings[0].ID, c.first, findingIDs(r))
+		}
+	}
+}
+
+// TestAlternatives: an error text that usually means its cause, alone,
+// keeps its finding first and gets the other causes of the same text named
+// after it with the commands that tell them apart; a text that proves its
+// cause gets none.
+func TestAlternatives(t *testing.T) {
+	r := diagnoseText(t, "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx")
+	top := topCauses(r, 3)
+	if len(top) != 3 || top[0] != gpu.CauseDriverMissing || !slices.Contains(top, gpu.CauseWSLOrContainer) || !slices.Contains(top, gpu.CauseOther) {
+		t.Fatalf("first three %v, want driver_missing then wsl_or_container and other; findings %v", top, findingIDs(r))
+	}
+	for _, f := range r.Findings[1:3] {
+		if !strings.HasPrefix(f.ID, "report_likely_") || len(f.Fix) != 1 || f.Fix[0].Command == "" {
+			t.Errorf("alternative %s: %+v", f.ID, f)
+		}
+	}
+	r = diagnoseText(t, "RuntimeError: CUDA error: no kernel image is available for execution on the device")
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.ID, "report_likely_") {
+			t.Errorf("a strong error text got an alternative: %s", f.ID)
+		}
+	}
+}
+
+func findingIDs(r gpu.Report) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+// TestCueNeedles: the cues' patterns, which run only around their
+// literals (given or derived), find on every report of the corpus what
+// their regexps find on the whole text.
+func TestCueNeedles(t *testing.T) {
+	texts := []string{"on my AWS EC2 t3.large instance, then a c5.xlarge one", "### TensorFlow version\n\n2.14.0",
+		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu",
+		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本"}
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			texts = append(texts, r.Text)
+		}
+	}
+	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
+		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
+		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
+		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE} {
+		found := 0
+		for _, text := range texts {
+			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low
+			want := re.Regexp().FindAllStringIndex(low, -1)
+			found += len(want)
+			if got := re.FindAllIndex(low, -1); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%.50s… on %.80q: found %v, the regexp %v", re, text, got, want)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%.50s… found nothing in the corpus", re)
+		}
+	}
+}
+
+// TestTwoBuildsInWords: a report that says the CPU and the GPU build are
+// both installed names two builds side by side first, before the CPU
+// build its words also describe, with the commands of its framework.
+func TestTwoBuildsInWords(t *testing.T) {
+	cases := []struct {
+		name, text, command string
+	}{
+		{"Paddle, Chinese", "服务器上安装了CPU和GPU两个版本的paddle，但似乎是默认使用CPU版本", "paddlepaddle-gpu"},
+		{"conda over pip", "conda install wants to install a CPU version pytorch, but I have installed a GPU version pytorch", "download.pytorch.org"},
+		{"TensorFlow", "I have the CPU package and the GPU package of tensorflow installed, tf.config.list_physical_devices('GPU') is []", "tensorflow[and-cuda]"},
+	}
+	for _, c := range cases {
+		r := diagnoseText(t, c.text)
+		f := r.Findings[0]
+		if f.ID != "report_cpu_and_gpu_builds_installed" {
+			t.Errorf("%s: first %s, want report_cpu_and_gpu_builds_installed; findings %v", c.name, f.ID, findingIDs(r))
+			continue
+		}
+		if len(f.Fix) < 2 || !strings.Contains(f.Fix[1].Command, c.command) {
+			t.Errorf("%s: fix %+v, want a command with %q", c.name, f.Fix, c.command)
+		}
+	}
+	// One build named, not two.
+	if r := diagnoseText(t, "I installed the CPU version of pytorch by mistake"); r.Findings[0].ID == "report_cpu_and_gpu_builds_installed" {
+		t.Errorf("one CPU build: findings %v", findingIDs(r))
+	}
+}

@@ -1,0 +1,269 @@
+package doctor
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gpuwizard/gpu"
+	"gpuwizard/gpu/internal/corpus"
+)
+
+// Monotone evidence: a report with one more fact that agrees with it
+// (a driver version, nvidia-smi, a pip list, collect_env) must never get
+// a vaguer diagnosis, nor one whose cause the new fact contradicts.
+
+// vagueness ranks a report's first finding: 0 a cause proven (an error
+// that is not a guess), 1 a warning that names a cause, 2 the
+// differential's likely cause, 3 a finding that names no cause, 4 none.
+func vagueness(r gpu.Report) int {
+	if len(r.Findings) == 0 {
+		return 4
+	}
+	f := r.Findings[0]
+	switch {
+	case placeholders[f.ID] || f.Severity == gpu.SevInfo || f.Severity == gpu.SevOK:
+		return 3
+	case strings.HasPrefix(f.ID, "report_likely_"):
+		return 2
+	case f.Severity == gpu.SevWarning:
+		return 1
+	}
+	return 0
+}
+
+// wheelCommand says whether a finding's fix names a concrete wheel (a pip
+// command with PyTorch's index).
+func wheelCommand(f gpu.Finding) bool {
+	for _, s := range f.Fix {
+		if strings.Contains(s.Command, "pip install") && strings.Contains(s.Command, "--index-url") {
+			return true
+		}
+	}
+	return false
+}
+
+// addition is a fact added to a report, and the causes it rules out.
+type addition struct {
+	name        string
+	text        string
+	contradicts []gpu.Cause
+}
+
+// checkMonotone compares a report's diagnosis with that of the report and
+// the addition, and returns what got worse ("" when nothing).
+func checkMonotone(t *testing.T, base string, add addition) string {
+	before := diagnoseText(t, base)
+	after := diagnoseText(t, base+"\n"+add.text+"\n")
+	vb, va := vagueness(before), vagueness(after)
+	if va > vb {
+		return fmt.Sprintf("vaguer: %s → %s", describe(before), describe(after))
+	}
+	if len(after.Findings) == 0 {
+		return ""
+	}
+	a := after.Findings[0]
+	if slices.Contains(add.contradicts, a.Cause) && va < 3 {
+		return fmt.Sprintf("names %s, which the added fact rules out: %s", a.Cause, describe(after))
+	}
+	if len(before.Findings) == 0 || vb >= 2 {
+		return ""
+	}
+	b := before.Findings[0]
+	if b.Cause != a.Cause && !slices.Contains(add.contradicts, b.Cause) {
+		return fmt.Sprintf("a proven cause changed though the added fact agrees with it: %s → %s", describe(before), describe(after))
+	}
+	if b.Cause == a.Cause && wheelCommand(b) && !wheelCommand(a) {
+		return fmt.Sprintf("the fix lost its concrete wheel: %v → %v", b.Fix, a.Fix)
+	}
+	return ""
+}
+
+func describe(r gpu.Report) string {
+	if len(r.Findings) == 0 {
+		return "(no finding)"
+	}
+	f := r.Findings[0]
+	return fmt.Sprintf("%s %s (%s)", f.Severity, f.ID, f.Cause)
+}
+
+// smiTable is nvidia-smi's table for one GPU and a driver.
+func smiTable(gpuName, driver, cuda string) string {
+	return fmt.Sprintf(`+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI %-21s Driver Version: %-14s CUDA Version: %-9s|
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+|=========================================+========================+======================|
+|   0  %-30s Off |   00000000:01:00.0 Off |                  N/A |
+|  0%%   38C    P8             20W /  350W |     512MiB /  24576MiB |      0%%      Default |
++-----------------------------------------+------------------------+----------------------+`, driver, driver, cuda, gpuName)
+}
+
+// TestMonotoneEvidence: curated reports, each with facts that agree with
+// it.
+func TestMonotoneEvidence(t *testing.T) {
+	rtx5090 := "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n" +
+		"The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
+	smiWorks := []gpu.Cause{gpu.CauseDriverMissing}
+	cases := []struct {
+		base string
+		adds []addition
+	}{
+		{rtx5090, []addition{
+			{"nvidia-smi, driver 570", smiTable("NVIDIA GeForce RTX 5090", "570.86.16", "12.8"), smiWorks},
+			{"nvidia-smi, driver 580", smiTable("NVIDIA GeForce RTX 5090", "580.95.05", "13.0"), smiWorks},
+			{"nvidia-smi from 610", "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n|   0  NVIDIA GeForce RTX 5090        Off |   00000000:01:00.0  On |                  N/A |", smiWorks},
+			{"query CSV", "name, driver_version, compute_cap\nNVIDIA GeForce RTX 5090, 570.86.16, 12.0", smiWorks},
+			{"pip list", "torch==2.5.1+cu124\ntorchvision==0.20.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"bare version", "2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"driver in words", "My driver is 572.16 on Windows 11.", nil},
+		}},
+		{"I did pip install torch on Windows 11 and torch.cuda.is_available() returns False. My GPU is an RTX 3060.", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3060", "572.16", "12.8"), smiWorks},
+			{"pip list", "torch==2.6.0\ntorchvision==0.21.0", nil},
+			{"torch version", ">>> torch.__version__\n'2.6.0+cpu'", nil},
+			{"collect_env", "PyTorch version: 2.6.0+cpu\nCUDA used to build PyTorch: None\nOS: Microsoft Windows 11 Pro", nil},
+		}},
+		{"RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx", []addition{
+			{"lspci", "01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)", nil},
+			{"torch version", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
+		}},
+		{"My training runs inside a docker container and torch.cuda.is_available() returns False.", []addition{
+			{"host nvidia-smi works", "On the host nvidia-smi shows my RTX 4090 fine.", nil},
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"docker run without GPUs", "docker run -it --rm -v $PWD:/work myimage python train.py", nil},
+		}},
+		{"tensorflow does not see my GPU on Windows 10, tf.config.list_physical_devices('GPU') returns []", []addition{
+			{"TF version", "tensorflow 2.15.0", nil},
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "552.22", "12.4"), smiWorks},
+			{"CUDA 12", "I installed CUDA 12.4 and cuDNN 8.9.", nil},
+		}},
+		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
+			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+	}
+	for _, c := range cases {
+		for _, a := range c.adds {
+			if bad := checkMonotone(t, c.base, a); bad != "" {
+				t.Errorf("%.50q + %s: %s", c.base, a.name, bad)
+			}
+		}
+	}
+}
+
+// neutralGPU is a GPU that the CUDA the report shows (a framework's
+// build, a toolkit, in words) has kernels for, so that naming it adds no
+// conflict: an Ampere card from CUDA 11.1, an A100 for 11.0, a Pascal one
+// before.
+func neutralGPU(f *gpu.Facts) string {
+	cuda := ""
+	for _, e := range f.Pythons {
+		for _, pk := range e.Packages {
+			if pk.CUDA != "" && (cuda == "" || !gpu.VersionAtLeast(pk.CUDA, cuda)) {
+				cuda = pk.CUDA
+			}
+		}
+	}
+	for _, t := range f.CUDA.Toolkits {
+		if cuda == "" || !gpu.VersionAtLeast(t.Version, cuda) {
+			cuda = t.Version
+		}
+	}
+	if f.Paste != nil && cuda == "" {
+		cuda = f.Paste.Prose["cuda"]
+	}
+	switch {
+	case cuda == "" || gpu.VersionAtLeast(cuda, "11.1"):
+		return "NVIDIA GeForce RTX 3090"
+	case gpu.VersionAtLeast(cuda, "11.0"):
+		return "NVIDIA A100-SXM4-40GB"
+	}
+	return "NVIDIA GeForce GTX 1080"
+}
+
+// TestMonotoneCorpus: every tuning report the doctor gets right, with a
+// working nvidia-smi added where the settled cause allows one (the driver
+// answers), and with its own torch version restated as pip lists it.
+func TestMonotoneCorpus(t *testing.T) {
+	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), "tuning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	driverAnswers := []gpu.Cause{gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls, gpu.CauseCudnnProblem, gpu.CauseTFGPULibs,
+		gpu.CauseDeviceSelection, gpu.CauseOutOfMemory, gpu.CauseDeviceMismatchInCode}
+	checked, bad := 0, 0
+	for _, r := range reports {
+		rep := diagnoseText(t, r.Text)
+		if len(rep.Findings) == 0 || rep.Findings[0].Cause != r.Cause {
+			continue
+		}
+		f := rep.Facts
+		var adds []addition
+		if slices.Contains(driverAnswers, r.Cause) && f.NVML.Status != gpu.NVMLOK && f.Host.WSL == 0 && f.Host.Container == "" {
+			name := neutralGPU(f)
+			if len(f.NVML.GPUs) > 0 && f.NVML.GPUs[0].Name != "" {
+				name = f.NVML.GPUs[0].Name
+			}
+			driver, cuda := "580.95.05", "13.0"
+			if f.NVML.DriverVersion != "" {
+				driver, cuda = f.NVML.DriverVersion, OrUnknownDriver(f.NVML.CUDADriverVersion)
+			}
+			adds = append(adds, addition{"nvidia-smi", smiTable(name, driver, cuda), []gpu.Cause{gpu.CauseDriverMissing}})
+		}
+		// The driver the report shows, restated as collect_env and
+		// nvidia-smi -q print it.
+		if dv := f.NVML.DriverVersion; dv != "" {
+			adds = append(adds, addition{"collect_env driver", "Nvidia driver version: " + dv, nil},
+				addition{"nvidia-smi -q driver", "Driver Version                            : " + dv, nil})
+		}
+		// The GPU the report names, listed by nvidia-smi -L (the driver
+		// answers).
+		if len(f.NVML.GPUs) > 0 && f.NVML.GPUs[0].Name != "" && slices.Contains(driverAnswers, r.Cause) && f.Host.WSL == 0 && f.Host.Container == "" {
+			adds = append(adds, addition{"nvidia-smi -L", "GPU 0: " + f.NVML.GPUs[0].Name + " (UUID: GPU-3f2b9c4e-1a2b-4c5d-8e9f-0a1b2c3d4e5f)", []gpu.Cause{gpu.CauseDriverMissing}})
+		}
+		// Restated with its build tag: pip's list of an untagged torch on
+		// Windows says more (a PyPI wheel, CPU-only there).
+		if pk, ok := (&judge{f: f}).reportTorch(); ok && gpu.LocalTag(pk.Version) != "" && !strings.Contains(pk.Version, " ") {
+			adds = append(adds, addition{"pip freeze", "torch==" + pk.Version, nil})
+		}
+		for _, a := range adds {
+			checked++
+			if why := checkMonotone(t, r.Text, a); why != "" {
+				bad++
+				t.Errorf("%s + %s: %s", r.Name, a.name, why)
+			}
+		}
+	}
+	t.Logf("%d additions to reports checked, %d gave a worse diagnosis", checked, bad)
+}
+
+// TestRTX5090AdviceUsesTheDriver: the report of issue 25. Alone, the
+// RTX 5090's sm_120 warning gets a wheel per driver generation; with
+// nvidia-smi's driver 570.86.16 beside it, the one wheel that driver runs
+// (cu128; cu130 needs 580), never "pick it at pytorch.org".
+func TestRTX5090AdviceUsesTheDriver(t *testing.T) {
+	warn := "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+	for _, c := range []struct{ name, text, want, not string }{
+		{"alone", warn, "/whl/cu130", "pytorch.org/get-started"},
+		{"with driver 570", warn + smiTable("NVIDIA GeForce RTX 5090", "570.86.16", "12.8"), "/whl/cu128", "/whl/cu130"},
+		{"with driver 580", warn + smiTable("NVIDIA GeForce RTX 5090", "580.95.05", "13.0"), "/whl/cu130", "pytorch.org/get-started"},
+	} {
+		r := diagnoseText(t, c.text)
+		f := r.Findings[0]
+		var cmds []string
+		for _, s := range f.Fix {
+			cmds = append(cmds, s.Text+" "+s.Command)
+		}
+		all := strings.Join(cmds, "\n")
+		if f.Cause != gpu.CauseArchUnsupported || !strings.Contains(all, c.want) || strings.Contains(all, c.not) {
+			t.Errorf("%s: %s (%s), fix:\n%s\nwant %q and not %q", c.name, f.ID, f.Cause, all, c.want, c.not)
+		}
+		if strings.Contains(f.Title, "sm_XX") || !strings.Contains(f.Title, "sm_120") {
+			t.Errorf("%s: title %q", c.name, f.Title)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package paste
+
+import (
+	"regexp"
+	"strings"
+
+	"gpuwizard/gpu/catalog"
+)
+
+// What a report says in words of the machine's graphics: a Mac, a GPU
+// that is not NVIDIA's (AMD, Intel, Apple), or that there is no NVIDIA GPU
+// at all. These are facts as the person states them; the doctor weighs
+// them against what tools show (an nvidia-smi table wins).
+
+// machineText is how much of a report the machine's words are read from:
+// the prose comes first.
+const machineText = 64 << 10
+
+var (
+	// macRE: the report runs on a Mac (Apple silicon or macOS).
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b`,
+		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
+	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
+	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+		"intel", "iris", "xe graphics", "radeon", "amd", "rx", "a卡", "apple")
+	// ownRE: the words just before a GPU's name say it is the machine's
+	// own ("I have", "my laptop is", "my GPU:"), not one a log lists
+	// beside others.
+	ownRE = regexp.MustCompile(`(?:\bi (?:have|own|use|got|only have)|\bi'm using|\bi am using|\bmy (?:pc|laptop|computer|notebook|machine|system|gpu|graphics(?: card)?|card|video card)(?: is| has| only has|:)?|\bonly (?:have|has))\s+(?:an? |the |only )?[^\n]{0,20}$`)
+	apuRE = regexp.MustCompile(`with radeon(?:\(tm\))? graphics|radeon(?:\(tm\))? (?:vega )?graphics\b|\bradeon \d{3}m\b`)
+	// noNVIDIA: the person says there is no NVIDIA GPU (each pattern with
+	// a literal of its own, so that each runs on few lines).
+	noNVIDIA = []*catalog.Pattern{
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not)\s+have\s+(?:an?\s+|any\s+)?(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have no", "has no"),
+		catalog.MustPattern(`\bwithout (?:an? )?(?:nvidia|dedicated|discrete) (?:gpu|graphics|card|video card)`),
+		catalog.MustPattern(`\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)`, "only"),
+		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
+		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
+	}
+)
+
+// machineWords records what the report says of the machine's graphics:
+// Prose "no_nvidia" (the sentence that says so), "other_gpu" (a non-NVIDIA
+// GPU it names), "other_gpu_own" (its line, when the words before the
+// name say it is the machine's own GPU) and, when no tool showed the
+// system, a Mac as the OS.
+func (pp *parser) machineWords() {
+	text := pp.p.Text
+	if len(text) > machineText {
+		text = text[:machineText]
+	}
+	low := asciiLower(text)
+	var said []int // the first "no NVIDIA GPU"
+	for _, re := range noNVIDIA {
+		if loc := re.FindIndex(low); loc != nil && (said == nil || loc[0] < said[0]) {
+			said = loc
+		}
+	}
+	if said != nil && !nvidiaBeside(low, said) {
+		pp.prose("no_nvidia", lineAround(text, said))
+	}
+	for _, loc := range otherGPURE.FindAllIndex(low, 4) {
+		if m := low[loc[0]:loc[1]]; !apuRE.MatchString(low[max(0, loc[0]-40):min(len(low), loc[1]+20)]) {
+			pp.prose("other_gpu", strings.TrimSpace(text[loc[0]:loc[0]+len(m)]))
+			if ownRE.MatchString(low[max(0, loc[0]-60):loc[0]]) && !nvidiaOnLine(low, loc) {
+				pp.prose("other_gpu_own", lineAround(text, loc))
+				break
+			}
+		}
+	}
+	// A Mac from before 2019 may have an NVIDIA GPU and a CUDA driver: a
+	// report that names them is not about Apple silicon.
+	if pp.f.Host.OS == "" && pp.f.NVML.Status == "" && len(pp.f.NVML.GPUs) == 0 && !strings.Contains(low, "nvidia-smi") && !strings.Contains(low, "cuda driver") {
+		if q := lineOf(low, text, macRE); q != "" {
+			pp.f.Host.OS = "darwin"
+			pp.quote("os", q)
+		}
+	}
+}
+
+// nvidiaBeside: the line of a "no NVIDIA GPU" match also names an NVIDIA
+// or external GPU outside the match ("only integrated graphics, but an
+// external GPU enclosure with an NVIDIA card").
+func nvidiaBeside(low string, loc []int) bool {
+	start, end := loc[0], loc[1]
+	for start > 0 && low[start-1] != '\n' {
+		start--
+	}
+	for end < len(low) && low[end] != '\n' {
+		end++
+	}
+	rest := low[start:loc[0]] + " " + low[loc[1]:end]
+	return strings.Contains(rest, "nvidia") || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
+}
+
+// asciiLower lowers ASCII letters only, so that byte offsets into the
+// result are those of s (strings.ToLower may change a rune's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// lineOf is the line of text around the first match of re in low (text
+// lower-cased, same offsets), or "".
+func lineOf(low, text string, re *catalog.Pattern) string {
+	if loc := re.FindIndex(low); loc != nil {
+		return lineAround(text, loc)
+	}
+	return ""
+}
+
+// lineAround is the line of text around loc, cut to 120 bytes either side.
+func lineAround(text string, loc []int) string {
+	start, end := loc[0], loc[1]
+	for start > 0 && text[start-1] != '\n' && loc[0]-start < 120 {
+		start--
+	}
+	for end < len(text) && text[end] != '\n' && end-loc[1] < 120 {
+		end++
+	}
+	return strings.ToValidUTF8(strings.TrimSpace(text[start:end]), "")
+}
+
+// nvidiaOnLine: the line around loc names an NVIDIA GPU too (a laptop's
+// Intel graphics beside its GeForce).
+func nvidiaOnLine(low string, loc []int) bool {
+	line := lineAround(low, loc)
+	for _, w := range []string{"nvidia", "geforce", "gtx", "rtx", "quadro", "tesla"} {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
+}

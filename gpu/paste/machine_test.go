@@ -1,0 +1,85 @@
+package paste
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"gpuwizard/gpu/catalog"
+	"gpuwizard/gpu/internal/corpus"
+)
+
+// TestMachineWords: what a report says of the machine's graphics in
+// words: a Mac, a GPU that is not NVIDIA's, that there is no NVIDIA GPU.
+func TestMachineWords(t *testing.T) {
+	cases := []struct {
+		name, text, os, other, noNVIDIA string
+	}{
+		{"M1 MacBook", "AssertionError: Torch not compiled with CUDA enabled\nim on an m1 macbook pro", "darwin", "", ""},
+		{"Radeon", "I installed a GIGABYTE Radeon RX 6600 Eagle 8G", "", "Radeon RX 6600 Eagle", ""},
+		{"Radeon alone", "Radeon GPU and Cuda incompatibility", "", "Radeon", ""},
+		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
+		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
+		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
+		// An APU's name is a CPU, often beside an NVIDIA GPU.
+		{"APU", "CPU: AMD Ryzen 7 5800H with Radeon Graphics", "", "", ""},
+		// An eGPU beside integrated graphics is an NVIDIA GPU.
+		{"eGPU", "a laptop with only integrated graphics built in, but an external GPU enclosure with a Nvidia graphics card", "", "", ""},
+		// An old Mac with an NVIDIA GPU and its CUDA driver.
+		{"old Mac with CUDA", "OS X Yosemite 10.10.5, CUDA Driver Version: 7.5.20 on my MacBook Pro", "", "", ""},
+	}
+	for _, c := range cases {
+		f := Parse(c.text, time.Now())
+		if f.Host.OS != c.os || f.Paste.Prose["other_gpu"] != c.other || f.Paste.Prose["no_nvidia"] != c.noNVIDIA {
+			t.Errorf("%s: OS %q, other GPU %q, no NVIDIA %q", c.name, f.Host.OS, f.Paste.Prose["other_gpu"], f.Paste.Prose["no_nvidia"])
+		}
+	}
+}
+
+// TestOwnGPU: a non-NVIDIA GPU the person says is the machine's own is
+// recorded with its line; one a log lists, or one beside an NVIDIA GPU on
+// the same line, is not.
+func TestOwnGPU(t *testing.T) {
+	cases := []struct{ text, own string }{
+		{"What should I do if I have Intel iRIS Graphics GPU and I get this", "What should I do if I have Intel iRIS Graphics GPU and I get this"},
+		{"Sorry, a problem for intel R Iris R Xe Graphics\nMy PC is intel R Iris R Xe Graphics ,help me", "My PC is intel R Iris R Xe Graphics ,help me"},
+		{"Display adapters: Intel(R) UHD Graphics 620", ""},
+		{"I have Intel UHD Graphics and a GeForce GTX 1650", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.Prose["other_gpu_own"]; got != c.own {
+			t.Errorf("%q: own GPU line %q, want %q", c.text, got, c.own)
+		}
+	}
+}
+
+// TestPatternNeedles: the needles given to the machine words' patterns
+// lose no match: on every report of the corpus, and on the texts above,
+// the patterns find what their regexps find on the whole text.
+func TestPatternNeedles(t *testing.T) {
+	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			texts = append(texts, r.Text)
+		}
+	}
+	for _, re := range append([]*catalog.Pattern{macRE, otherGPURE}, noNVIDIA...) {
+		found := 0
+		for _, text := range texts {
+			low := asciiLower(text)
+			want := re.Regexp().FindAllStringIndex(low, -1)
+			found += len(want)
+			if got := re.FindAllIndex(low, -1); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%.40s… on %.80q: found %v, the regexp %v", re, text, got, want)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%.40s… found nothing to check", re)
+		}
+	}
+}
