@@ -76,8 +76,8 @@ func TestPredictBoxesJSON(t *testing.T) {
 	}
 	// The line as the issue has it, boxes by falling score, those under
 	// --conf 0.25 left out, corners to the hundredth of a pixel.
-	aJSON, _ := json.Marshal(a) // Windows' backslashes escaped
-	want := `{"image":` + string(aJSON) + `,"boxes":[{"class":0,"name":"cat","score":0.9,"box":[10,5,30.12,25]},{"class":1,"name":"dog","score":0.3,"box":[50,0,100,50]}]}`
+	aJSON := jsonString(a) // Windows' backslashes escaped
+	want := `{"image":` + aJSON + `,"boxes":[{"class":0,"name":"cat","score":0.9,"box":[10,5,30.12,25]},{"class":1,"name":"dog","score":0.3,"box":[50,0,100,50]}]}`
 	if lines[0] != want {
 		t.Fatalf("got  %s\nwant %s", lines[0], want)
 	}
@@ -95,7 +95,7 @@ func TestPredictBoxesJSON(t *testing.T) {
 		t.Fatalf("--conf 0: %d %s", code, out)
 	}
 	code, out, _ = callWith(env, Predict, "--model", "m", "--json", "--conf", "0.95", a)
-	if code != ExitOK || strings.TrimSpace(out) != `{"image":`+string(aJSON)+`,"boxes":[]}` {
+	if code != ExitOK || strings.TrimSpace(out) != `{"image":`+aJSON+`,"boxes":[]}` {
 		t.Fatalf("--conf 0.95: %d %s", code, out)
 	}
 	code, out, _ = callWith(env, Predict, "--model", "m", a)
@@ -111,7 +111,7 @@ func TestPredictBoxesJSON(t *testing.T) {
 	small := filepath.Join(dir, "small.png")
 	grey(t, small, 5, 5)
 	code, out, stderr = callWith(env, Predict, "--model", "m", "--json", small, a)
-	if code != ExitFailed || !strings.Contains(stderr, "wants 10 pixels") || !strings.Contains(out, `"error":"`+small+`: the fake detector wants 10 pixels"`) || !strings.Contains(out, `"name":"cat"`) {
+	if code != ExitFailed || !strings.Contains(stderr, "wants 10 pixels") || !strings.Contains(out, `"error":`+jsonString(small+": the fake detector wants 10 pixels")) || !strings.Contains(out, `"name":"cat"`) {
 		t.Fatalf("a failing image: %d %s %s", code, out, stderr)
 	}
 }
@@ -202,4 +202,10 @@ func TestShowDetection(t *testing.T) {
 	if !detectionData(detect.Builtin) || detectionData("builtin") {
 		t.Fatal("detectionData")
 	}
+}
+
+// jsonString is s as a JSON string (a Windows path's backslashes escaped).
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
