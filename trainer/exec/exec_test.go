@@ -126,8 +126,19 @@ func TestGoBackendMatchesTapeMachine(t *testing.T) {
 					if err := tr.ReadParams(got); err != nil {
 						t.Fatal(err)
 					}
+					// Adam's first steps move each weight by about ±lr
+					// whatever its gradient's size, so the last-bit
+					// differences of near-zero gradients (the detector's
+					// SiLU takes its own float32 exp, 2 ulp from the tape
+					// machine's) show in the update: it is held to 3e-4
+					// there (the update against the float64 update of the
+					// backend's own gradient is TestGoBackendMatchesFloat64's).
+					updTol := tol
+					if opt == "adam" {
+						updTol = 3e-4
+					}
 					for i, p := range ref.Params {
-						if e := relErr(p.Data, got[i]); e > tol {
+						if e := relErr(p.Data, got[i]); e > updTol {
 							t.Fatalf("step %d: %s after the update differs (rel %.2g)", step, p.Name, e)
 						}
 					}
