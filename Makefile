@@ -168,6 +168,7 @@ kernels:
 	ptxas -arch=sm_90 $(KDIR)/kernels.ptx -o /dev/null
 	ptxas -arch=sm_61 $(KDIR)/kernels.ptx -o /dev/null
 	sha256sum $(KDIR)/kernels.cu | cut -d' ' -f1 > $(KDIR)/kernels.cu.sha256
+	sed -i "s/^#define GW_KERNELS_SHA256 .*/#define GW_KERNELS_SHA256 \"$$(cat $(KDIR)/kernels.cu.sha256)\"/" trainer/exec/internal/cudaemu/kernels_sha256.h
 
 # Regenerate the ONNX schema's Go types (trainer/onnx/onnxpb/onnx.pb.go) from
 # trainer/onnx/onnxpb/onnx.proto (ONNX 1.12.0's, as Debian's python3-onnx

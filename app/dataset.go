@@ -12,11 +12,14 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"gpuwizard/internal/plural"
+	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/detect"
 )
 
 // datasetView is the Dataset step: the built-in dataset preselected, or a
@@ -69,6 +72,7 @@ func newDatasetView(wz *wizard) *datasetView {
 		}
 	})
 	builtin := widget.NewButtonWithIcon("Use the built-in dataset", theme.HomeIcon(), func() { v.load(data.Builtin) })
+	builtinDet := widget.NewButtonWithIcon("Built-in detection set", theme.ViewFullScreenIcon(), func() { v.load(detect.Builtin) })
 	// A path typed or pasted (Enter loads it): quicker than a dialog when
 	// the path is known, and the way in where the dialog cannot reach.
 	v.typed = widget.NewEntry()
@@ -78,12 +82,12 @@ func newDatasetView(wz *wizard) *datasetView {
 			v.load(expandHome(p))
 		}
 	}
-	help := widget.NewLabel("Your images: one folder per class (cats/, dogs/ …), optionally inside train/ and val/ folders; or MNIST IDX files, CIFAR-10 batches. A YOLO data.yaml or a COCO .json is checked here; training on it comes later.")
+	help := widget.NewLabel("Your images: one folder per class (cats/, dogs/ …), optionally inside train/ and val/ folders; or MNIST IDX files, CIFAR-10 batches: a classifier learns them. A YOLO data.yaml (or its folder): a detector learns to draw boxes. A COCO .json is checked here; to train on it, export it as YOLO.")
 	help.Wrapping = fyne.TextWrapWord
 	help.Importance = widget.LowImportance
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Which images should the model learn?", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewBorder(nil, nil, container.NewHBox(builtin, folder, file), nil, v.typed), help, v.path, v.format, v.progress)
+		container.NewBorder(nil, nil, container.NewHBox(builtin, builtinDet, folder, file), nil, v.typed), help, v.path, v.format, v.progress)
 	v.body = container.NewVBox(v.lint, widget.NewLabelWithStyle("Samples", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), v.samples)
 	v.scroll = container.NewVScroll(v.body)
 	v.top = top
@@ -92,7 +96,7 @@ func newDatasetView(wz *wizard) *datasetView {
 }
 
 func (v *datasetView) enter() {
-	if v.wz.dataset == nil && !v.loading && v.err == nil {
+	if v.wz.dataset == nil && v.wz.detSet == nil && !v.loading && v.err == nil {
 		v.load(v.wz.dataArg)
 	}
 }
@@ -101,11 +105,11 @@ func (v *datasetView) leave() error {
 	switch {
 	case v.loading:
 		return errors.New("the dataset is still loading: wait a moment")
-	case v.detected == "yolo" || v.detected == "coco":
-		return errors.New("this is a detection dataset: it is checked above, but gpuwizard trains image classifiers for now; choose a folder of class folders")
+	case v.detected == "coco":
+		return errors.New("this is a COCO file: it is checked above, but gpuwizard trains detectors on YOLO sets; export it as YOLO (a data.yaml with images/ and labels/) and choose that")
 	case v.err != nil:
 		return fmt.Errorf("this dataset cannot be used: %w", v.err)
-	case v.wz.dataset == nil:
+	case v.wz.dataset == nil && v.wz.detSet == nil:
 		return errors.New("choose a dataset first")
 	}
 	return nil
@@ -130,29 +134,54 @@ func (v *datasetView) load(path string) {
 	v.progress.Start()
 	cfg := wz.cfg
 	wz.background(func() {
-		format, derr := data.Detect(path)
-		var ds *data.Dataset
-		var lint *data.Lint
-		err := derr
-		if derr == nil {
-			if format == "yolo" || format == "coco" {
-				lint, err = data.LintDetection(path)
-			} else if wz.deps.LoadData != nil {
-				ds, err = wz.deps.LoadData(path, cfg.DataOptions())
-				if ds != nil {
-					lint = ds.Lint
-				}
-			}
-		}
+		l := v.read(path, cfg)
 		v.wz.ui(func() {
 			if gen == v.gen {
-				v.loaded(path, format, ds, lint, err)
+				v.loaded(path, l)
 			}
 		})
 	})
 }
 
-func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.Lint, err error) {
+// datasetLoad is what reading a dataset gave: its format, the dataset
+// (a classifier's or a detector's), its lint and the error that stops it.
+type datasetLoad struct {
+	format string
+	ds     *data.Dataset
+	det    *detect.Dataset
+	lint   *data.Lint
+	err    error
+}
+
+// read detects path's format and loads it (off the UI goroutine): a
+// detection set at the canvas the settings ask for, a COCO file linted
+// only, anything else for a classifier.
+func (v *datasetView) read(path string, cfg trainer.Config) datasetLoad {
+	var l datasetLoad
+	if path == detect.Builtin {
+		l.format = detect.Builtin
+	} else if l.format, l.err = data.Detect(path); l.err != nil {
+		return l
+	}
+	switch {
+	case l.format == "yolo" || l.format == detect.Builtin:
+		l.det, l.err = v.wz.loadDetect(path, detectSize(cfg.ImageSize), cfg.Seed)
+		if l.det != nil {
+			l.lint = l.det.Lint
+		}
+	case l.format == "coco":
+		l.lint, l.err = data.LintDetection(path)
+	case v.wz.deps.LoadData != nil:
+		l.ds, l.err = v.wz.deps.LoadData(path, cfg.DataOptions())
+		if l.ds != nil {
+			l.lint = l.ds.Lint
+		}
+	}
+	return l
+}
+
+func (v *datasetView) loaded(path string, l datasetLoad) {
+	format, ds, lint, err := l.format, l.ds, l.lint, l.err
 	v.loading = false
 	if v.wz.cur == 1 && !v.wz.inRuns {
 		v.wz.status.SetText("") // "still loading" is over; Next says what it thinks of this one
@@ -160,12 +189,17 @@ func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.L
 	v.progress.Stop()
 	v.progress.Hide()
 	v.detected, v.err = format, err
-	if err == nil && ds != nil {
-		v.wz.dataset, v.wz.dataArg = ds, path
-	} else if err != nil || format == "yolo" || format == "coco" {
-		v.wz.dataset = nil
+	switch {
+	case err == nil && ds != nil:
+		v.wz.dataset, v.wz.detSet, v.wz.dataArg = ds, nil, path
+	case err == nil && l.det != nil:
+		v.wz.dataset, v.wz.detSet, v.wz.dataArg = nil, l.det, path
+	case err != nil || format == "coco":
+		v.wz.dataset, v.wz.detSet = nil, nil
 	}
 	switch {
+	case l.det != nil:
+		v.format.SetText(detectFormat(l.det))
 	case ds != nil:
 		s := fmt.Sprintf("Format: %s · %s · %d×%d, %s · %d training, %d validation", ds.Format, plural.Count(len(ds.Classes), "class"), ds.Width, ds.Height, plural.Count(ds.Channels, "channel"), ds.Train.Len(), ds.Val.Len())
 		if ds.Test != nil {
@@ -190,8 +224,15 @@ func (v *datasetView) loaded(path, format string, ds *data.Dataset, lint *data.L
 	}
 	v.lint.SetText(strings.TrimSpace(text))
 	v.samples.RemoveAll()
-	if ds != nil {
+	switch {
+	case ds != nil:
+		v.samples.Layout = layout.NewGridWrapLayout(fyne.NewSize(124, 132))
 		for _, o := range sampleGrid(ds, 24) {
+			v.samples.Add(o)
+		}
+	case l.det != nil && err == nil:
+		v.samples.Layout = layout.NewGridWrapLayout(fyne.NewSize(datasetCell+8, datasetCell+40))
+		for _, o := range detectSampleGrid(l.det, 12) {
 			v.samples.Add(o)
 		}
 	}
@@ -219,8 +260,11 @@ func expandHome(p string) string {
 }
 
 func pathLabel(p string) string {
-	if p == data.Builtin {
+	switch p {
+	case data.Builtin:
 		return "Built-in dataset: handwritten digits (an MNIST subset), ready to train"
+	case detect.Builtin:
+		return "Built-in detection set: digits to find on cluttered canvases, each with its box, ready to train a detector"
 	}
 	return p
 }

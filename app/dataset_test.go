@@ -26,19 +26,19 @@ func TestDatasetMessagesBelongToTheChosenOne(t *testing.T) {
 	loop.do(func() { wz.show(1) })
 	wz.wg.Wait()
 	loop.do(func() {
-		wz.dataView.loaded("/x/data.yaml", "yolo", nil, nil, nil)
+		wz.dataView.loaded("/x/instances.json", datasetLoad{format: "coco"})
 		test.Tap(wz.next)
-		if !strings.Contains(wz.status.Text, "detection dataset") {
+		if !strings.Contains(wz.status.Text, "COCO file") {
 			t.Fatalf("status %q", wz.status.Text)
 		}
 		wz.dataView.load(data.Builtin)
 		if wz.status.Text != "" {
-			t.Errorf("another dataset chosen, the detection error stays: %q", wz.status.Text)
+			t.Errorf("another dataset chosen, the COCO error stays: %q", wz.status.Text)
 		}
 	})
 	wz.wg.Wait()
 	loop.do(func() {
-		if wz.status.Text != "" || strings.Contains(wz.dataView.lint.Text, "detection") {
+		if wz.status.Text != "" || strings.Contains(wz.dataView.lint.Text, "COCO") {
 			t.Errorf("after loading: status %q, report %q", wz.status.Text, wz.dataView.lint.Text)
 		}
 		wz.dataView.load(slow) // waits on release

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -27,24 +28,30 @@ import (
 // finished run's results.json, or a stopped run's best checkpoint,
 // evaluated once), and what can be done with the run.
 type resultsView struct {
-	wz        *wizard
-	summary   *widget.Label
-	table     *fyne.Container
-	confuse   *fyne.Container
-	samples   *fyne.Container
-	folder    *widget.Label
-	tryOut    *widget.Label
-	tried     *fyne.Container // "Try an image": the image and what the model says
-	resumeBtn *widget.Button
-	moreBtn   *widget.Button
-	exportBtn *widget.Button
-	deleteBtn *widget.Button
-	info      *trainer.RunInfo // what the run folder says (nil until read)
-	gen       int              // the enter generation: late answers of an older one are dropped
-	body      *fyne.Container
-	scroll    *container.Scroll
-	content   fyne.CanvasObject
+	wz      *wizard
+	summary *widget.Label
+	table   *fyne.Container
+	confuse *fyne.Container
+	samples *fyne.Container
+	folder  *widget.Label
+	tryOut  *widget.Label
+	tried   *fyne.Container // "Try an image": the image and what the model says
+	// the headings of the table, the confusion matrix and the samples
+	// (a detector's results have no confusion matrix)
+	perClassHead, confuseHead, samplesHead *widget.Label
+	resumeBtn                              *widget.Button
+	moreBtn                                *widget.Button
+	exportBtn                              *widget.Button
+	deleteBtn                              *widget.Button
+	info                                   *trainer.RunInfo // what the run folder says (nil until read)
+	gen                                    int              // the enter generation: late answers of an older one are dropped
+	body                                   *fyne.Container
+	scroll                                 *container.Scroll
+	content                                fyne.CanvasObject
 }
+
+// sampleCellSize is the room of a classifier's sample prediction.
+var sampleCellSize = fyne.NewSize(176, 150)
 
 func newResultsView(wz *wizard) *resultsView {
 	v := &resultsView{wz: wz}
@@ -52,7 +59,7 @@ func newResultsView(wz *wizard) *resultsView {
 	v.summary.Wrapping = fyne.TextWrapWord
 	v.table = container.NewVBox()
 	v.confuse = container.NewVBox()
-	v.samples = container.NewGridWrap(fyne.NewSize(176, 150))
+	v.samples = container.NewGridWrap(sampleCellSize)
 	v.folder = widget.NewLabel("")
 	v.folder.Wrapping = fyne.TextWrapWord
 	v.tryOut = widget.NewLabel("")
@@ -74,10 +81,11 @@ func newResultsView(wz *wizard) *resultsView {
 	runs := widget.NewButtonWithIcon("All runs", theme.ListIcon(), wz.showRuns)
 	actions := container.NewHBox(v.resumeBtn, v.moreBtn, count,
 		widget.NewSeparator(), try, open, v.exportBtn, v.deleteBtn, widget.NewSeparator(), runs)
+	v.perClassHead, v.confuseHead, v.samplesHead = bold(""), bold(""), bold("")
+	v.perClassHead.Wrapping, v.samplesHead.Wrapping = fyne.TextWrapWord, fyne.TextWrapWord
+	v.classifierHeads()
 	v.body = container.NewVBox(v.summary, v.folder, actions, v.tryOut, v.tried,
-		bold("Per class (best model)"), v.table,
-		bold("Confusion matrix (rows: true class, columns: predicted class, by the class's number in the table above)"), v.confuse,
-		bold("Sample predictions (✔ right, ✖ wrong)"), v.samples)
+		v.perClassHead, v.table, v.confuseHead, v.confuse, v.samplesHead, v.samples)
 	// Both ways: a table wider than the window scrolls instead of
 	// widening it.
 	v.scroll = container.NewScroll(v.body)
@@ -97,6 +105,7 @@ func (v *resultsView) enter() {
 	v.say("")
 	v.showTried(nil, "", nil)
 	v.folder.SetText("")
+	v.classifierHeads()
 	v.info = nil
 	for _, b := range []*widget.Button{v.resumeBtn, v.moreBtn, v.exportBtn, v.deleteBtn} {
 		b.Disable()
@@ -120,7 +129,7 @@ func (v *resultsView) enter() {
 			v.showActions()
 		})
 	})
-	if res.Test == nil && res.Val == nil {
+	if res.Test == nil && res.Val == nil && res.Detect == nil {
 		v.summary.SetText(fmt.Sprintf("The run stopped after %s. Evaluating its best checkpoint on the validation images…", plural.Count(res.Epochs, "epoch")))
 		v.relayout()
 		v.wz.background(func() {
@@ -179,8 +188,22 @@ func (v *resultsView) showActions() {
 	}
 }
 
+// classifierHeads titles the sections as a classifier's results have
+// them.
+func (v *resultsView) classifierHeads() {
+	v.perClassHead.SetText("Per class (best model)")
+	v.confuseHead.SetText("Confusion matrix (rows: true class, columns: predicted class, by the class's number in the table above)")
+	v.confuseHead.Show()
+	v.samplesHead.SetText("Sample predictions (✔ right, ✖ wrong)")
+	v.samples.Layout = layout.NewGridWrapLayout(sampleCellSize)
+}
+
 // show fills the tables from a run's metrics.
 func (v *resultsView) show(res *trainer.Result) {
+	if res.Detect != nil {
+		v.showDetect(res)
+		return
+	}
 	m := res.Test
 	split := "test"
 	if m == nil {
@@ -407,9 +430,14 @@ func (v *resultsView) tryImage() {
 		if path == "" {
 			return
 		}
-		v.say("Classifying " + path + "…")
 		v.showTried(nil, "", nil)
 		gen := v.gen
+		if res.Detect != nil {
+			v.say("Looking for objects in " + path + "…")
+			v.tryBoxes(res, path, gen)
+			return
+		}
+		v.say("Classifying " + path + "…")
 		v.wz.background(func() {
 			img, err := data.DecodeImageFile(path)
 			var preds []trainer.Prediction
@@ -432,6 +460,51 @@ func (v *resultsView) tryImage() {
 			})
 		})
 	})
+}
+
+// tryBoxes runs the detector on the image at path in the background and
+// shows the image with its boxes and a line for each.
+func (v *resultsView) tryBoxes(res *trainer.Result, path string, gen int) {
+	v.wz.background(func() {
+		img, err := data.DecodeImageFile(path)
+		var pic image.Image
+		var lines []string
+		if err == nil {
+			pic, lines, err = v.tryDetect(res, path, img)
+		}
+		v.wz.ui(func() {
+			if gen != v.gen {
+				return
+			}
+			if err != nil {
+				v.say("Could not look for objects in " + path + ": " + err.Error())
+				return
+			}
+			v.say("")
+			v.showTriedBoxes(pic, lines)
+		})
+	})
+}
+
+// showTriedBoxes shows an image with a detector's boxes drawn on it and
+// the lines that list them.
+func (v *resultsView) showTriedBoxes(pic image.Image, lines []string) {
+	v.tried.RemoveAll()
+	ci := canvas.NewImageFromImage(pic)
+	ci.FillMode, ci.ScaleMode = canvas.ImageFillContain, canvas.ImageScaleSmooth
+	ci.SetMinSize(fyne.NewSquareSize(320))
+	text := container.NewVBox()
+	for i, l := range lines {
+		if i == 0 {
+			text.Add(bold(l))
+			continue
+		}
+		text.Add(widget.NewLabel(l))
+	}
+	v.tried.Add(ci)
+	v.tried.Add(text)
+	v.tried.Show()
+	relayout(v.tried, v.body, v.scroll)
 }
 
 // showTried shows the image tried and what the model says of it: the

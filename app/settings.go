@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,13 +97,7 @@ func newSettingsView(wz *wizard) *settingsView {
 		{"epochs", "Epochs", "passes over the training images", intValidator("epochs", 1, 10000)},
 		{"batch", "Batch size", "images per step (64 is a good start)", intValidator("batch size", 1, 4096)},
 		{"lr", "Learning rate", "Adam: 0.001, SGD: 0.01 to 0.1", floatValidator("learning rate", 0, 10, true)},
-		{"image_size", "Image size", "0: the dataset's own (folders: their shared size up to 64 px, else 32)", func(s string) error {
-			v, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || !(v == 0 || (v >= 8 && v <= 256)) {
-				return errors.New("image size: 0, or 8 to 256 pixels")
-			}
-			return nil
-		}},
+		{"image_size", "Image size", classifierSizeHint, v.checkImageSize},
 		{"val_split", "Validation split", "the share kept aside when there is no val folder", floatValidator("validation split", 0, 1, true)},
 		{"seed", "Seed", "the same seed repeats a run exactly", intValidator("seed", -1<<31, 1<<31)},
 		{"patience", "Early stopping", "epochs without improvement before stopping (0: off)", intValidator("early stopping", 0, 10000)},
@@ -157,6 +152,28 @@ func newSettingsView(wz *wizard) *settingsView {
 	return v
 }
 
+// Image size's hints: a classifier's and a detector's.
+const (
+	classifierSizeHint = "0: the dataset's own (folders: their shared size up to 64 px, else 32)"
+	detectorSizeHint   = "the canvas images are letterboxed to: 0 is 320 (the built-in set 128); 128 to 640, a multiple of 32"
+)
+
+// checkImageSize validates the image size field: for a classifier 0 or
+// 8 to 256 pixels, for a detector checkDetectSize's rule.
+func (v *settingsView) checkImageSize(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if v.wz.isDetection() {
+		if err != nil {
+			return checkDetectSize(-1)
+		}
+		return checkDetectSize(n)
+	}
+	if err != nil || !(n == 0 || (n >= 8 && n <= 256)) {
+		return errors.New("image size: 0, or 8 to 256 pixels")
+	}
+	return nil
+}
+
 // changed reacts to an edit: the step's error clears once every field is
 // valid again (or names the field still wrong), "auto" says what it picks,
 // and the time estimate is measured again (debounced) when what it depends
@@ -174,6 +191,9 @@ func (v *settingsView) changed(key string) {
 		}
 	}
 	v.showAuto(c)
+	if v.wz.isDetection() {
+		return // a detector's time is not estimated here (see enter)
+	}
 	switch key {
 	case "epochs", "batch", "model", "device", "image_size":
 		if err != nil {
@@ -203,6 +223,13 @@ func (v *settingsView) showAuto(c trainer.Config) {
 	if c.Model != "auto" {
 		v.auto.SetText("")
 		v.auto.Hide()
+		v.form.Refresh()
+		return
+	}
+	if ds := v.wz.detSet; ds != nil {
+		v.auto.SetText(fmt.Sprintf("Auto trains a detector on this %s set: %s, the smaller one (%s is larger and slower), on %d×%d canvases.",
+			strings.ToUpper(ds.Format), detectorModels[0], detectorModels[len(detectorModels)-1], ds.Size, ds.Size))
+		v.auto.Show()
 		v.form.Refresh()
 		return
 	}
@@ -280,10 +307,12 @@ func (v *settingsView) read() (trainer.Config, error) {
 func (v *settingsView) preset(name string) {
 	c := trainer.Defaults()
 	c.Data = v.wz.dataArg
-	switch name {
-	case "quick":
+	switch {
+	case v.wz.isDetection():
+		detectorPreset(&c, name, v.wz.detSet.Size)
+	case name == "quick":
 		c.Epochs, c.WarmupEpochs = 2, 0
-	case "thorough":
+	case name == "thorough":
 		c.Epochs, c.Patience, c.WarmupEpochs = 30, 5, 2
 	}
 	c.Project = v.wz.cfg.Project
@@ -291,7 +320,49 @@ func (v *settingsView) preset(name string) {
 	v.changed("epochs") // the estimate follows the preset
 }
 
+// detectorPreset sets a detector's preset on c (which holds the
+// defaults): a detector trains longer than a classifier, in batches of
+// 16; the quick test on the canvas its set was loaded at (size), the
+// others on the set's default canvas (320; the built-in set 128).
+func detectorPreset(c *trainer.Config, name string, size int) {
+	c.Model, c.Batch, c.ImageSize = "auto", 16, 0
+	switch name {
+	case "quick":
+		c.Epochs, c.WarmupEpochs, c.ImageSize = 3, 0, size
+	case "thorough":
+		c.Epochs, c.Patience, c.WarmupEpochs = 100, 20, 3
+	default:
+		c.Epochs, c.WarmupEpochs = 30, 1
+	}
+}
+
+// setModels offers the models of the chosen dataset's task: the
+// classifiers, or the detectors; a choice of the other task becomes
+// auto.
+func (v *settingsView) setModels() {
+	opts := []string{"auto", "mlp", "lenet", "cnn"}
+	hint := classifierSizeHint
+	if v.wz.isDetection() {
+		opts, hint = append([]string{"auto"}, detectorModels...), detectorSizeHint
+	}
+	v.setting = true
+	defer func() { v.setting = false }()
+	v.model.Options = opts
+	if !slices.Contains(opts, v.model.Selected) {
+		v.model.SetSelected("auto")
+	}
+	v.model.Refresh()
+	for _, it := range v.form.Items {
+		if it.Widget == v.entries["image_size"] && it.HintText != hint {
+			it.HintText = hint
+			v.form.Refresh()
+		}
+	}
+	v.entries["image_size"].Validate()
+}
+
 func (v *settingsView) enter() {
+	v.setModels()
 	// Devices: automatic and the CPU always; each GPU the doctor accepts
 	// as a choice, each one it rejects shown disabled with why.
 	v.rejected.RemoveAll()
@@ -336,6 +407,12 @@ func (v *settingsView) enter() {
 	v.rightBox.Refresh()
 	c, err := v.read()
 	v.showAuto(c)
+	if v.wz.isDetection() {
+		v.cancelEstimate()
+		v.estKey = ""
+		v.estimate.SetText("A detector's time per epoch is measured as it trains: the Train step shows its speed and the time left from the first steps on.")
+		return
+	}
 	if err == nil && estimateKey(c) == v.estKey && v.wz.dataset == v.estData {
 		return // the estimate on screen still holds
 	}
@@ -438,6 +515,9 @@ func (v *settingsView) runEstimate() {
 		return
 	}
 	ds := v.wz.dataset
+	if v.wz.isDetection() {
+		return // a detector is not estimated (see enter)
+	}
 	if ds == nil {
 		v.estimate.SetText("Choose a dataset first.")
 		return

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/internal/plural"
 	"gpuwizard/trainer"
 )
 
@@ -41,9 +42,16 @@ type trainView struct {
 	gpuTemp  *LineChart
 	gpuRow   *fyne.Container
 	chartBox *fyne.Container
-	log      *widget.Label
-	logBox   *container.Scroll
-	logLines []string
+	// A detector's charts: the losses by part and mAP per epoch. The grid
+	// in chartBox's middle is the classifier's (loss, accuracy, lr,
+	// speed) or the detector's (loss, parts, mAP, lr, speed).
+	parts     *LineChart
+	maps      *LineChart
+	grid      *fyne.Container
+	detecting bool
+	log       *widget.Label
+	logBox    *container.Scroll
+	logLines  []string
 	// follow says whether the log keeps its end in view: true until the
 	// user scrolls up, true again once they scroll back to the end. It is
 	// the user's choice, kept from their scrolling, not worked out again
@@ -103,14 +111,42 @@ func newTrainView(wz *wizard) *trainView {
 	v.pause.Disable()
 	v.stop.Disable()
 	top := container.NewVBox(v.device, container.NewBorder(nil, nil, nil, container.NewHBox(v.start, v.pause, v.stop), v.progress), v.where)
+	v.parts = NewLineChart("Loss by part (train)", &Series{Name: "box", Color: colTrain, Points: true}, &Series{Name: "class", Color: colVal, Points: true}, &Series{Name: "objectness", Color: colOther, Points: true})
+	v.maps = NewLineChart("mAP (validation)", &Series{Name: "mAP50", Color: colVal, Points: true}, &Series{Name: "mAP50-95", Color: colTrain, Points: true})
+	v.maps.YMin, v.maps.YMax = 0, 1
 	v.gpuRow = container.NewGridWithColumns(3, v.gpuUtil, v.gpuMem, v.gpuTemp)
 	v.gpuRow.Hide()
-	v.chartBox = container.NewBorder(nil, v.gpuRow, nil, nil, container.NewGridWithColumns(2, v.loss, v.acc, v.lr, v.speed))
+	v.grid = container.NewStack()
+	v.setDetecting(false)
+	v.chartBox = container.NewBorder(nil, v.gpuRow, nil, nil, v.grid)
 	charts := v.chartBox
 	split := container.NewVSplit(charts, v.logBox)
 	split.Offset = 0.8
 	v.content = container.NewBorder(top, nil, nil, nil, split)
 	return v
+}
+
+// setDetecting lays the charts out for a detector's run (on) or a
+// classifier's.
+func (v *trainView) setDetecting(on bool) {
+	if on == v.detecting && len(v.grid.Objects) > 0 {
+		return
+	}
+	v.detecting = on
+	g := container.NewGridWithColumns(2, v.loss, v.acc, v.lr, v.speed)
+	v.acc.Show()
+	if on {
+		g = container.NewGridWithColumns(3, v.loss, v.parts, v.maps, v.lr, v.speed)
+		v.acc.Hide()
+	}
+	v.grid.Objects = []fyne.CanvasObject{g}
+	v.grid.Refresh()
+}
+
+// isDetectionEpoch says whether an epoch event is a detection run's: it
+// carries the parts of the loss, or mAP.
+func isDetectionEpoch(ev trainer.Event) bool {
+	return ev.BoxLoss != 0 || ev.ClsLoss != 0 || ev.ObjLoss != 0 || ev.MAP50 != 0 || ev.MAP5095 != 0
 }
 
 // progressText is the progress bar's text: the share done, and "paused"
@@ -161,8 +197,10 @@ func (v *trainView) reset() {
 }
 
 // clear empties the charts (their x axes to the planned epochs), the
-// progress and the log.
+// progress and the log, and lays the charts out for the chosen dataset's
+// task.
 func (v *trainView) clear() {
+	v.setDetecting(v.wz.isDetection())
 	v.resetCharts(v.wz.cfg.Epochs)
 	v.showGPU(false)
 	v.last, v.gpuSeen = nil, time.Time{}
@@ -337,7 +375,7 @@ func (v *trainView) showGPU(on bool) {
 }
 
 func (v *trainView) charts() []*LineChart {
-	return []*LineChart{v.loss, v.acc, v.lr, v.speed, v.gpuUtil, v.gpuMem, v.gpuTemp}
+	return []*LineChart{v.loss, v.acc, v.lr, v.speed, v.gpuUtil, v.gpuMem, v.gpuTemp, v.parts, v.maps}
 }
 
 // resetCharts empties the charts and sets their x axes to epochs.
@@ -370,7 +408,20 @@ func (v *trainView) history(steps []trainer.StepPoint, epochs []trainer.EpochRes
 		if e.ImagesPerSec > 0 {
 			v.speed.Append(0, x, e.ImagesPerSec)
 		}
+		if e.BoxLoss != 0 || e.ClsLoss != 0 || e.ObjLoss != 0 || e.MAP50 != 0 || e.MAP5095 != 0 {
+			v.setDetecting(true)
+			v.detectionEpoch(x, e.BoxLoss, e.ClsLoss, e.ObjLoss, e.MAP50, e.MAP5095)
+		}
 	}
+}
+
+// detectionEpoch charts a detector's epoch: its losses by part and mAP.
+func (v *trainView) detectionEpoch(x, box, cls, obj, map50, map5095 float64) {
+	v.parts.Append(0, x, box)
+	v.parts.Append(1, x, cls)
+	v.parts.Append(2, x, obj)
+	v.maps.Append(0, x, map50)
+	v.maps.Append(1, x, map5095)
 }
 
 // apply shows a batch of events: one refresh per chart per batch.
@@ -431,15 +482,8 @@ func (v *trainView) apply(evs []trainer.Event) {
 			e := ev
 			v.last, stepped = &e, true
 		case trainer.EventEpoch:
-			x := float64(ev.Epoch)
-			v.loss.Append(1, x, ev.ValLoss)
-			v.acc.Append(1, x, 100*ev.ValAccuracy)
-			progress = x / float64(max(ev.Epochs, 1))
-			best := ""
-			if ev.Best {
-				best = " (best so far)"
-			}
-			v.logf("epoch %d/%d: train loss %.4f acc %.2f%% · val loss %.4f acc %.2f%%%s", ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, best)
+			v.epoch(ev)
+			progress = float64(ev.Epoch) / float64(max(ev.Epochs, 1))
 		case trainer.EventDone:
 			v.logf("%s", ev.Message)
 		}
@@ -453,6 +497,25 @@ func (v *trainView) apply(evs []trainer.Event) {
 	for _, c := range v.charts() {
 		c.Refresh()
 	}
+}
+
+// epoch charts and logs an epoch's results.
+func (v *trainView) epoch(ev trainer.Event) {
+	x := float64(ev.Epoch)
+	v.loss.Append(1, x, ev.ValLoss)
+	best := ""
+	if ev.Best {
+		best = " (best so far)"
+	}
+	if isDetectionEpoch(ev) {
+		v.setDetecting(true)
+		v.detectionEpoch(x, ev.BoxLoss, ev.ClsLoss, ev.ObjLoss, ev.MAP50, ev.MAP5095)
+		v.logf("epoch %d/%d: train loss %.4f (box %.4f, class %.4f, objectness %.4f) · val loss %.4f · mAP50 %.3f, mAP50-95 %.3f%s",
+			ev.Epoch, ev.Epochs, ev.Loss, ev.BoxLoss, ev.ClsLoss, ev.ObjLoss, ev.ValLoss, ev.MAP50, ev.MAP5095, best)
+		return
+	}
+	v.acc.Append(1, x, 100*ev.ValAccuracy)
+	v.logf("epoch %d/%d: train loss %.4f acc %.2f%% · val loss %.4f acc %.2f%%%s", ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, best)
 }
 
 // smoothed is a step's smoothed training loss and accuracy, or its
@@ -473,6 +536,9 @@ func (v *trainView) showWhere() {
 	}
 	loss, acc := smoothed(ev)
 	pos := fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f · accuracy %.1f%%", ev.Epoch, ev.Epochs, ev.Step, ev.Steps, loss, 100*acc)
+	if v.detecting {
+		pos = fmt.Sprintf("Epoch %d of %d · step %d of %d · loss %.4f", ev.Epoch, ev.Epochs, ev.Step, ev.Steps, loss)
+	}
 	if v.paused {
 		v.where.SetText("Paused at " + strings.ToLower(pos[:1]) + pos[1:] + ". Resume to go on; Stop keeps a resumable checkpoint.")
 		return
@@ -504,10 +570,22 @@ func (v *trainView) finished(res *trainer.Result, err error) {
 		v.logf("error: %v", err)
 	default:
 		v.progress.SetValue(1)
-		v.where.SetText(fmt.Sprintf("Finished: best validation accuracy %.2f%% at epoch %d. Next shows the results.", 100*res.Val.Accuracy, res.BestEpoch))
+		v.where.SetText(finishedText(res))
 		v.wz.result = res
 	}
 	v.wz.refreshNav()
+}
+
+// finishedText says how a finished run did: its best validation
+// accuracy, or a detector's best mAP.
+func finishedText(res *trainer.Result) string {
+	switch {
+	case res.Detect != nil:
+		return fmt.Sprintf("Finished: best mAP50-95 %.3f (mAP50 %.3f) on the validation images at epoch %d. Next shows the results.", res.Detect.MAP5095, res.Detect.MAP50, res.BestEpoch)
+	case res.Val != nil:
+		return fmt.Sprintf("Finished: best validation accuracy %.2f%% at epoch %d. Next shows the results.", 100*res.Val.Accuracy, res.BestEpoch)
+	}
+	return fmt.Sprintf("Finished after %s. Next shows the results.", plural.Count(res.Epochs, "epoch"))
 }
 
 func (v *trainView) togglePause() {

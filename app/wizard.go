@@ -12,10 +12,12 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"gpuwizard/cli"
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/watch"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/detect"
 	"gpuwizard/trainer/exec"
 )
 
@@ -59,6 +61,12 @@ type Deps struct {
 	// Fix applies the doctor's fixable findings (the "Fix it" buttons);
 	// nil: no button.
 	Fix *FixDeps
+	// LoadDetect loads a detection dataset (a YOLO data.yaml or
+	// detect.Builtin) at a canvas size; nil: detect.Load.
+	LoadDetect func(path string, size int, seed int64) (*detect.Dataset, error)
+	// LoadDetector loads a trained detector (a run's "best"); nil:
+	// trainer.LoadDetector.
+	LoadDetector func(path string) (cli.Detector, error)
 	// SettingsFile keeps the last-used settings ("": not kept).
 	SettingsFile string
 	// OpenFolder shows a folder in the file manager (xdg-open on Linux);
@@ -104,8 +112,9 @@ type wizard struct {
 
 	// what the steps decide
 	report  *gpu.Report     // the last check of this machine
-	dataset *data.Dataset   // the chosen dataset
-	dataArg string          // its path, or "builtin"
+	dataset *data.Dataset   // the chosen dataset, for a classifier
+	detSet  *detect.Dataset // or the chosen detection dataset
+	dataArg string          // its path, or "builtin" (detect.Builtin)
 	cfg     trainer.Config  // the settings
 	result  *trainer.Result // the finished run
 	resume  trainer.Options // set to resume or extend a run

@@ -181,17 +181,19 @@ func TestWizardWalkThrough(t *testing.T) {
 	}
 }
 
-func TestWizardRejectsDetectionDataset(t *testing.T) {
+// TestWizardRejectsCOCO: a COCO file is linted, not trained on; Next
+// says to export it as YOLO.
+func TestWizardRejectsCOCO(t *testing.T) {
 	wz, loop := newTestWizard(t, Deps{})
 	ui := loop.do
 	ui(func() { wz.show(1) })
 	wz.wg.Wait()
 	ui(func() {
-		wz.dataView.loaded("/x/data.yaml", "yolo", nil, nil, nil)
+		wz.dataView.loaded("/x/instances.json", datasetLoad{format: "coco"})
 		test.Tap(wz.next)
 	})
-	if wz.cur != 1 || !strings.Contains(wz.status.Text, "detection dataset") {
-		t.Fatalf("a YOLO dataset went through: %q", wz.status.Text)
+	if wz.cur != 1 || !strings.Contains(wz.status.Text, "export it as YOLO") {
+		t.Fatalf("a COCO file went through: %q", wz.status.Text)
 	}
 }
 

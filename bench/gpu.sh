@@ -18,6 +18,12 @@
 #     (bench/ncu-breakdown.sh; skipped without ncu);
 #  6. LeNet-5 on the full MNIST on the GPU: test accuracy (the CPU run gives
 #     99.05 %) and NVML's proof of GPU use.
+#  7. the detector (det-n) on the GPU: its training speed against the
+#     PyTorch twin on CUDA (bench/det-speed.sh, 320 px, batch 64), and a
+#     30-epoch run on builtin-detect: its validation mAP50 and mAP50-95
+#     (results.json) and NVML's proof of GPU use. (Its kernels against the
+#     float64 reference are in stage 1: the det model is one of
+#     TestCUDABackend's.)
 # On a GPU machine without Go or internet, run `make gpu-kit` where Go is,
 # copy the tree with bin/gpu-kit.tar.xz, and run this script there: it
 # unpacks and uses the prebuilt gpuwizard, exec.test, MNIST files and
@@ -29,7 +35,7 @@ if [ -f bin/gpu-kit.tar.xz ] && { [ ! -x bin/exec.test ] || [ bin/gpu-kit.tar.xz
 fi
 PY=${PY:-python3}
 PEAK_TFLOPS=${PEAK_TFLOPS:-67}
-STAGES=${STAGES:-"1 2 3 4 5 6"}
+STAGES=${STAGES:-"1 2 3 4 5 6 7"}
 [ -x bin/gpuwizard ] || make build >/dev/null
 exectest() { # the exec package's tests, prebuilt or through go test
   if [ -x bin/exec.test ]; then (cd trainer/exec && ../../bin/exec.test "$@")
@@ -65,4 +71,11 @@ fi
 if stage 6; then
   echo "== 6. LeNet-5 on MNIST on the GPU"
   DEVICE=cuda bench/mnist-accuracy.sh
+fi
+if stage 7; then
+  echo "== 7. the detector on the GPU: speed against its PyTorch twin, mAP on builtin-detect"
+  DEVICE=cuda SIZE=320 BATCH=64 STEPS=50 PY=$PY bench/det-speed.sh
+  rm -rf runs/gpu-det
+  bin/gpuwizard train --data builtin-detect --model det-n --device cuda --epochs 30 --project runs --name gpu-det --json >/dev/null
+  $PY -c 'import json; r = json.load(open("runs/gpu-det/results.json")); d = r["detect"]; print("RESULT det_gpu mAP50=%.4f mAP50-95=%.4f gpu=%s" % (d["map50"], d["map50_95"], json.dumps(r.get("gpu"))))'
 fi

@@ -3,7 +3,9 @@
 # the user's files or the runs (issues 13 and 19). Builds each input (image
 # and gzip bombs, links to /dev/zero and out of the dataset, named pipes,
 # YOLO and COCO sets that are empty, huge or lying, flipped bits in
-# checkpoints, runs killed at bad moments, a dropped SSH session), runs
+# checkpoints, runs killed at bad moments, a dropped SSH session; Windows
+# paths, pasted Windows reports, long prose; processes that try to mislead
+# or bloat gpuwizard watch), runs
 # bin/gpuwizard on it under /usr/bin/time -v and prints, per case, the exit
 # code, the peak RSS, the wall time, the bytes printed and the message that
 # names the problem. A case whose process tree passes KILL_MIB is killed.
@@ -277,6 +279,99 @@ printf 'epochs: [1\nbatch: 8\n' >"$W/bad.yaml"
 RC=2 measure "train --config with a YAML error" "line [0-9]" "$G" train --config "$W/bad.yaml"
 mkdir -p "$W/oldgo"; printf '#!/bin/sh\necho "go version go1.19.8 linux/amd64"\n' >"$W/oldgo/go"; chmod +x "$W/oldgo/go"
 RC=2 measure "make deps with Debian 12's Go 1.19" "1\.26" env PATH="$W/oldgo:$PATH" make -s deps APT_PKGS=
+
+# 14. Windows paths in data.yaml, and reports pasted from Windows (issue 20).
+WY=$W/winyaml && mkdir -p "$WY/images/train"
+printf 'path: C:\\datasets\\x\ntrain: images/train\nval: images/train\nnames: [shape]\n' >"$WY/data.yaml"
+RC=1 measure "data.yaml path: C:\\datasets\\x on Linux: lint" "is a Windows path" "$G" lint "$WY/data.yaml"
+printf 'path: "C:\\datasets\\x"\ntrain: images/train\nval: images/train\nnames: [shape]\n' >"$WY/quoted.yaml"
+RC=1 measure "data.yaml Windows path in double quotes: lint" "single quotes" "$G" lint "$WY/quoted.yaml"
+printf 'path: .\ntrain: \\\\nas\\share\\images\nval: images/train\nnames: [shape]\n' >"$WY/unc.yaml"
+RC=1 measure "data.yaml train: a UNC share on Linux: lint" "is a Windows path" "$G" lint "$WY/unc.yaml"
+measure "doctor --from a Windows DataLoader's WinError 1455" "WinError 1455" "$G" doctor --from gpu/paste/testdata/windows/dataloader_winerror_1455.txt
+measure "doctor --from WinError 126 on c10.dll" "[Vv]isual C\+\+|VC\+\+|vc_redist|winget" "$G" doctor --from gpu/paste/testdata/windows/c10_winerror_126.txt
+
+# 15. Prose that repeats the doctor's words on one long line (issue 25).
+yes "my pc is I have Intel Iris Xe Graphics and my laptop is an xe graphics " | head -c 100000 | tr -d '\n' >"$W/prose100k.txt"
+measure "doctor --from 100 KB of one line repeating the GPU words" "NVIDIA|GPU" "$G" doctor --from "$W/prose100k.txt"
+yes "my pc is I have Intel Iris Xe Graphics and my laptop is an xe graphics " | head -c 8000000 | tr -d '\n' >"$W/prose8m.txt"
+measure "doctor --from 8 MB of one line repeating the GPU words" "NVIDIA|GPU" "$G" doctor --from "$W/prose8m.txt"
+
+# 16. gpuwizard watch against hostile processes (issue 21). watch-one.sh G
+# WAIT CMD...: start CMD, watch it once after WAIT s, end it by PID.
+cat >"$W/watch-one.sh" <<'EOF'
+G=$1 wait_s=$2; shift 2
+"$@" & p=$!
+sleep "$wait_s"
+"$G" watch --once --window 5s "$p"; rc=$?
+kill $(cat /proc/"$p"/task/*/children 2>/dev/null) "$p" 2>/dev/null; wait "$p" 2>/dev/null
+exit $rc
+EOF
+RC=1 measure "watch: argv with ESC, a newline and U+202E" 'PID [0-9]+: \\x1b\[2J\\n' \
+  bash "$W/watch-one.sh" "$G" 0.5 bash -c 'exec -a "$(printf "\033[2J\n\342\234\224 On the GPU\342\200\256")" sleep 30'
+cat >"$W/big-argv.sh" <<'EOF'
+A=$(head -c 127000 /dev/zero | tr '\0' a)
+exec env BIG1=$A BIG2=$A LD_LIBRARY_PATH=$A CUDA_VISIBLE_DEVICES=$A python3 -c 'import time; time.sleep(60)' $A $A $A $A $A $A $A $A
+EOF
+RC=1 measure "watch: 1 MB command line, 0.5 MB environment" 'more bytes\)' bash "$W/watch-one.sh" "$G" 1 bash "$W/big-argv.sh"
+truncate -s 500M "$W/libtorch_cuda.so"
+cat >"$W/maps.py" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = 120000
+a = libc.mmap(None, n * 4096, 1, 2, fd, 0)
+for i in range(0, n, 2):
+    libc.mprotect(a + i * 4096, 4096, 0)  # every other page a mapping of its own: 65,531 in all
+time.sleep(60)
+EOF
+RC=1 measure "watch: a process with 65,531 mappings" "On the CPU|Setting up|Not a training|Idle" bash "$W/watch-one.sh" "$G" 5 python3 "$W/maps.py" "$W/libtorch_cuda.so"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 20000 ]; then
+  RC=1 measure "watch: a process with 20,000 open files" "On the CPU|Setting up|Not a training|Idle" \
+    bash "$W/watch-one.sh" "$G" 2 bash -c 'ulimit -n 20000 && exec python3 -c "import os,time; fds=[os.open(\"/dev/null\",0) for _ in range(19900)]; time.sleep(60)"'
+else
+  echo "| watch: a process with 20,000 open files | not run: the hard limit on open files is $(ulimit -Hn) |||||"
+fi
+RC=1 measure "watch: a shell with 2,000 children" "the tree may hold more" \
+  bash "$W/watch-one.sh" "$G" 8 bash -c 'for i in $(seq 2000); do sleep 60 & done; wait'
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  mkdir -p "$W/evilbin" && chmod 755 "$W" "$W/evilbin"
+  printf '#!/bin/sh\ntouch "%s/evil-ran.$$"\n' "$W" >"$W/evilbin/ldconfig"
+  cp "$W/evilbin/ldconfig" "$W/evilbin/nvcc" && chmod 755 "$W/evilbin/ldconfig" "$W/evilbin/nvcc"
+  measure "watch: root watching another user's process whose PATH holds nvcc and ldconfig" "programs of that user run: 0$" sh -c \
+    "bash '$W/watch-one.sh' '$G' 1 env -i PATH='$W/evilbin:/usr/bin:/bin' setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c 'import time; time.sleep(30)' >/dev/null 2>&1; echo \"programs of that user run: \$(ls '$W' | grep -c '^evil-ran')\""
+else
+  echo "| watch: root watching another user's process | not run: needs root and setpriv |||||"
+fi
+cat >"$W/evenv.sh" <<'EOF'
+V=$1 PYV=$(python3 -c 'import sys; print(f"python{sys.version_info[0]}.{sys.version_info[1]}")')
+S=$V/lib/$PYV/site-packages
+mkdir -p "$V/bin" "$S/torch/lib" "$S/torch-2.5.1.dist-info"
+ln -sf /usr/bin/python3 "$V/bin/python"
+printf 'home = /usr/bin\ninclude-system-site-packages = false\n' > "$V/pyvenv.cfg"
+ln -sf /dev/zero "$S/torch/version.py"; ln -sf /dev/zero "$S/torch/__init__.py"
+[ -p "$S/torch-2.5.1.dist-info/METADATA" ] || mkfifo "$S/torch-2.5.1.dist-info/METADATA"
+head -c 8192 /dev/urandom > "$S/torch/lib/libtorch_cuda.so"; cp "$S/torch/lib/libtorch_cuda.so" "$S/torch/lib/libc10.so"
+exec env VIRTUAL_ENV="$V" "$V/bin/python" -c "import mmap, time
+fs = [open('$S/torch/lib/' + n, 'rb') for n in ('libtorch_cuda.so', 'libc10.so')]
+ms = [mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) for f in fs]
+time.sleep(60)"
+EOF
+RC=1 measure "watch: a venv with torch/version.py on /dev/zero and METADATA a FIFO" "python +$W/evenv/bin/python" \
+  bash "$W/watch-one.sh" "$G" 2 bash "$W/evenv.sh" "$W/evenv"
+RC=2 measure "watch: a zombie's PID" "no process [0-9]+" sh -c \
+  "/usr/bin/python3 -c 'import os, time
+p = os.fork()
+p == 0 and os._exit(0)
+print(p, flush=True); time.sleep(20)' > '$W/zombie.pid' & z=\$!; while [ ! -s '$W/zombie.pid' ]; do sleep 0.1; done; '$G' watch --once \"\$(cat '$W/zombie.pid')\"; rc=\$?; kill \$z; exit \$rc"
+measure "watch -- a command that ignores SIGINT, SIGTERM and SIGHUP; SIGINT to watch" "ended after [0-9]+s with exit status 137" sh -c \
+  "'$G' watch -- bash -c 'trap \"\" INT TERM HUP; sleep 60' & w=\$!; sleep 2; kill -INT \$w; wait \$w; echo \"watch's exit status: \$?\""
+measure "watch --json -- yes: standard output holds only JSON" '^\{"time":' sh -c "timeout 8 '$G' watch --json -- yes 2>/dev/null | head -c 2000 | grep -v '^{' | head -c 1 | wc -c | grep -qx 0 && timeout 8 '$G' watch --json -- yes 2>/dev/null | head -1"
+RC=2 measure "watch 99999999999999999999" "is not a process ID" "$G" watch 99999999999999999999
+RC=127 measure "watch -- a command named with an escape sequence and a newline" 'cannot start \\x1b\[2Jevil\\nname' "$G" watch -- "$(printf '\033[2Jevil\nname')"
 
 echo "RESULT bench=hostile-data cases=$n failed=$fails goal_rss_mib=$RSS_GOAL goal_s=$TIME_GOAL"
 [ "$fails" = 0 ]

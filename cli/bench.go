@@ -33,7 +33,8 @@ failed), 2 usage error (bad flags or settings), 130 stopped.
 func Bench(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	cfg := trainer.BenchConfig{Probe: env.Probe}
-	fs.StringVar(&cfg.Model, "model", "lenet", "lenet, mlp or cnn")
+	fs.StringVar(&cfg.Model, "model", "lenet", "lenet, mlp, cnn, det-n or det-s")
+	fs.IntVar(&cfg.ImageSize, "image-size", 0, "detectors: the canvas side in pixels (0: 320), 3 channels, 10 classes")
 	fs.IntVar(&cfg.Batch, "batch", 64, "batch size")
 	fs.IntVar(&cfg.Steps, "steps", 30, "timed steps")
 	fs.IntVar(&cfg.Warmup, "warmup", 5, "untimed steps first")

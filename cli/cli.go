@@ -62,6 +62,9 @@ type Env struct {
 	// Exec replaces this process with another program. Nil: syscall.Exec
 	// (Unix) or a child process whose exit code is returned.
 	Exec func(path string, args, environ []string) error
+	// LoadDetector loads a checkpoint for predict as a detector, nil, nil
+	// when it holds a classifier. Nil: LoadDetector (tests pass a fake).
+	LoadDetector func(path string) (Detector, error)
 }
 
 func (e Env) getenv(k string) string {

@@ -64,7 +64,8 @@ func fitWidth(s string, n int) string {
 }
 
 // stepBar is the progress of an epoch in words and a bar:
-// "epoch 2/10 [████······] 47/85 loss 0.3040 acc 90.8% 1535 img/s ETA 27s".
+// "epoch 2/10 [████······] 47/85 loss 0.3040 acc 90.8% 1535 img/s ETA 27s"
+// (a negative acc is left out: a detector has none).
 func stepBar(epoch, epochs, step, steps int, loss, acc, ips float64, eta time.Duration) string {
 	const width = 20
 	done := 0
@@ -72,6 +73,10 @@ func stepBar(epoch, epochs, step, steps int, loss, acc, ips float64, eta time.Du
 		done = min(width, width*step/steps)
 	}
 	bar := strings.Repeat("█", done) + strings.Repeat("·", width-done)
-	return fmt.Sprintf("epoch %d/%d [%s] %d/%d loss %.4f acc %.1f%% %.0f img/s ETA %s",
-		epoch, epochs, bar, step, steps, loss, 100*acc, ips, eta.Round(time.Second))
+	accuracy := fmt.Sprintf(" acc %.1f%%", 100*acc)
+	if acc < 0 { // a detector: no accuracy
+		accuracy = ""
+	}
+	return fmt.Sprintf("epoch %d/%d [%s] %d/%d loss %.4f%s %.0f img/s ETA %s",
+		epoch, epochs, bar, step, steps, loss, accuracy, ips, eta.Round(time.Second))
 }

@@ -81,7 +81,7 @@ func TestShowOnANarrowTerminal(t *testing.T) {
 	}
 	events <- trainer.Event{Kind: trainer.EventDone, Message: "stopped; resume with: gpuwizard train --resume runs/x"}
 	close(events)
-	show(events, env, false)
+	show(events, env, false, false)
 
 	out := errb.String()
 	for _, seg := range strings.Split(out, "\r") {

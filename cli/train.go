@@ -15,6 +15,7 @@ import (
 	"gpuwizard/internal/printable"
 	"gpuwizard/trainer"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/detect"
 )
 
 // trainHelp is the help of `gpuwizard train`.
@@ -24,8 +25,12 @@ func trainHelp() help {
        gpuwizard train --resume runs/NAME [--extend N] [--device D]`,
 		about: `Trains an image classifier on the built-in dataset (an MNIST subset) or your
 images: a folder with one sub-folder per class (or train/ and val/ folders of
-them), MNIST-style IDX files, or CIFAR-10 binary batches. Results go to
-runs/NAME: args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
+them), MNIST-style IDX files, or CIFAR-10 binary batches. Trains an object
+detector on a YOLO data.yaml (Ultralytics or Roboflow layout; its lint runs
+first and its errors stop training) or on builtin-detect (digits on cluttered
+canvases); each epoch then reports the box, class and objectness losses and
+mAP50 and mAP50-95 on the validation images. Results go to runs/NAME:
+args.yaml, results.csv, last.ckpt and best.ckpt, labels.txt.
 Ctrl-C (or SIGTERM, or a dropped SSH session) stops cleanly; resume with
 --resume runs/NAME (add --device to go on on another device, e.g. --device
 cpu when the GPU is gone).
@@ -34,6 +39,8 @@ Settings come from the defaults, then --config FILE, then the flags.
 `,
 		examples: `  gpuwizard train
   gpuwizard train --data ~/photos --epochs 20 --model cnn
+  gpuwizard train --data ~/datasets/coco8/data.yaml --image-size 320 --batch 16
+  gpuwizard train --data builtin-detect --epochs 30
   gpuwizard train --resume runs/train --extend 5
 `,
 		exit: `0 trained, 1 training failed (the device, the disk), 2 usage or
@@ -62,8 +69,8 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.StringVar(&tf.resume, "resume", "", "continue the stopped or crashed run in `DIR` from its last checkpoint")
 	fs.IntVar(&tf.extend, "extend", 0, "with --resume: add `N` epochs to a finished run")
 	fs.BoolVar(&tf.eager, "eager", false, "on CUDA, queue every kernel of every step instead of replaying the step captured in a CUDA graph (also GPUWIZARD_EAGER=1)")
-	fs.StringVar(&c.Data, "data", c.Data, "dataset `path`, or builtin")
-	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn")
+	fs.StringVar(&c.Data, "data", c.Data, "dataset `path` (a folder, a YOLO data.yaml), builtin or builtin-detect")
+	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn; detectors: det-n, det-s")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs to train")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size")
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
@@ -74,7 +81,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.Float64Var(&c.WarmupEpochs, "warmup-epochs", c.WarmupEpochs, "linear warm-up, in epochs")
 	fs.IntVar(&c.StepEvery, "step-every", c.StepEvery, "step schedule: epochs between decays")
 	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "step schedule: decay factor")
-	fs.IntVar(&c.ImageSize, "image-size", c.ImageSize, "resize folder images to N×N (0: the size all the images share, up to 64 px, else 32; fixed-size datasets keep theirs)")
+	fs.IntVar(&c.ImageSize, "image-size", c.ImageSize, "resize folder images to N×N (0: the size all the images share, up to 64 px, else 32; fixed-size datasets keep theirs); detectors: the canvas, a multiple of 32 from 128 to 640 (0: 320, builtin-detect 128)")
 	fs.BoolVar(&c.Grey, "grey", c.Grey, "convert colour images to grey")
 	fs.Float64Var(&c.ValSplit, "val-split", c.ValSplit, "fraction kept for validation when there is no val folder")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed: the same seed repeats a run")
@@ -131,7 +138,7 @@ func Train(ctx context.Context, args []string, env Env) int {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		show(events, env, tf.json)
+		show(events, env, tf.json, detectionData(cfg.Data))
 	}()
 	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample,
 		Eager: tf.eager || env.getenv("GPUWIZARD_EAGER") == "1", RunIndex: env.RunIndex}
@@ -147,25 +154,69 @@ func Train(ctx context.Context, args []string, env Env) int {
 		return exitFor(err) // the done event said why
 	}
 	if !tf.json && res != nil {
-		for _, m := range []*trainer.Metrics{res.Val, res.Test} {
-			if m != nil {
-				fmt.Fprint(env.Stdout, m.Table())
-			}
-		}
-		if res.GPU != nil {
-			fmt.Fprintln(env.Stdout, res.GPU.Summary())
-		}
-		fmt.Fprintf(env.Stdout, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s IMAGE\n", res.RunDir, res.BestEpoch, filepath.Join(res.RunDir, "best"))
+		printResult(env.Stdout, res)
 	}
 	return ExitOK
 }
 
+// printResult prints a finished run's tables and where its results are.
+func printResult(w io.Writer, res *trainer.Result) {
+	for _, m := range []*trainer.Metrics{res.Val, res.Test} {
+		if m != nil {
+			fmt.Fprint(w, m.Table())
+		}
+	}
+	try := "IMAGE"
+	if res.Detect != nil {
+		fmt.Fprint(w, printable.Text(res.Detect.Table()))
+		try = "--json IMAGE (or --save-txt DIR IMAGE... for YOLO labels)"
+	}
+	if res.GPU != nil {
+		fmt.Fprintln(w, res.GPU.Summary())
+	}
+	fmt.Fprintf(w, "Results in %s (best epoch %d). Try it: gpuwizard predict --model %s %s\n", res.RunDir, res.BestEpoch, filepath.Join(res.RunDir, "best"), try)
+}
+
+// detectionEpoch says whether an epoch event is a detection run's (it
+// carries the parts of the loss, or mAP).
+func detectionEpoch(ev trainer.Event) bool {
+	return ev.BoxLoss != 0 || ev.ClsLoss != 0 || ev.ObjLoss != 0 || ev.MAP50 != 0 || ev.MAP5095 != 0
+}
+
+// epochLine is the line printed after each epoch.
+func epochLine(ev trainer.Event) string {
+	mark := ""
+	if ev.Best {
+		mark = "  ← best"
+	}
+	if detectionEpoch(ev) {
+		return fmt.Sprintf("epoch %d/%d  train loss %.4f (box %.4f cls %.4f obj %.4f)  val loss %.4f  mAP50 %.3f mAP50-95 %.3f  lr %.2e  %.0f img/s  ETA %s%s",
+			ev.Epoch, ev.Epochs, ev.Loss, ev.BoxLoss, ev.ClsLoss, ev.ObjLoss, ev.ValLoss, ev.MAP50, ev.MAP5095, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
+	}
+	return fmt.Sprintf("epoch %d/%d  train loss %.4f acc %.2f%%  val loss %.4f acc %.2f%%  lr %.2e  %.0f img/s  ETA %s%s",
+		ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
+}
+
+// detectionData says whether a dataset path names a detection set: a
+// YOLO data.yaml (or its folder) or builtin-detect.
+func detectionData(path string) bool {
+	if path == detect.Builtin {
+		return true
+	}
+	format, err := data.Detect(path)
+	return err == nil && format == "yolo"
+}
+
 // show prints events: JSON lines, or a progress line on a terminal and a
-// line per epoch.
-func show(events <-chan trainer.Event, env Env, asJSON bool) {
+// line per epoch. detecting says the run trains a detector (the progress
+// line shows no accuracy); a resumed run's first epoch says so too.
+func show(events <-chan trainer.Event, env Env, asJSON, detecting bool) {
 	enc := json.NewEncoder(env.Stdout)
 	bar := &progressLine{w: env.Stderr, columns: env.Columns}
 	for ev := range events {
+		if ev.Kind == trainer.EventEpoch && detectionEpoch(ev) {
+			detecting = true
+		}
 		if asJSON {
 			if err := enc.Encode(ev); err != nil {
 				fmt.Fprintf(env.Stderr, "train: a %s event could not be written as JSON: %v\n", ev.Kind, err)
@@ -174,7 +225,11 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 		}
 		if ev.Kind == trainer.EventStep {
 			if env.Terminal {
-				bar.draw(stepBar(ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, ev.Accuracy, ev.ImagesPerSec, ev.ETA), ev.Step == ev.Steps)
+				acc := ev.Accuracy
+				if detecting {
+					acc = -1
+				}
+				bar.draw(stepBar(ev.Epoch, ev.Epochs, ev.Step, ev.Steps, ev.Loss, acc, ev.ImagesPerSec, ev.ETA), ev.Step == ev.Steps)
 			}
 			continue
 		}
@@ -185,12 +240,7 @@ func show(events <-chan trainer.Event, env Env, asJSON bool) {
 		case trainer.EventStart:
 			fmt.Fprintf(env.Stderr, "Device: %s (%s)\n%s\nRun folder: %s\n", ev.Device, ev.DeviceReason, printable.Text(ev.Message), printable.String(ev.RunDir))
 		case trainer.EventEpoch:
-			mark := ""
-			if ev.Best {
-				mark = "  ← best"
-			}
-			fmt.Fprintf(env.Stderr, "epoch %d/%d  train loss %.4f acc %.2f%%  val loss %.4f acc %.2f%%  lr %.2e  %.0f img/s  ETA %s%s\n",
-				ev.Epoch, ev.Epochs, ev.Loss, 100*ev.Accuracy, ev.ValLoss, 100*ev.ValAccuracy, ev.LR, ev.ImagesPerSec, ev.ETA.Round(time.Second), mark)
+			fmt.Fprintln(env.Stderr, epochLine(ev))
 		case trainer.EventDone:
 			if ev.Message != "finished" {
 				fmt.Fprintln(env.Stderr, "train:", printable.Text(ev.Message))

@@ -15,15 +15,18 @@ import (
 // random batches shaped like the PyTorch reference's (bench/), four
 // batches cycled.
 type BenchConfig struct {
-	Model   string // lenet, mlp or cnn
-	Batch   int    // asked for; a GPU may run a smaller one (BenchResult.Batch)
-	Steps   int    // timed steps (≥ 1)
-	Warmup  int    // untimed steps first (≥ 1)
-	Threads int    // CPU threads (0: all)
-	Device  string // cpu or cuda[:N]
-	Engine  string // exec (the executor; "" too): the only engine
-	OwnGEMM bool   // on CUDA: the own SGEMM kernel even when cuBLAS is there
-	Eager   bool   // on CUDA: queue every kernel instead of replaying a captured step
+	Model string // lenet, mlp, cnn, det-n or det-s
+	// ImageSize is a detector's canvas side (0: DefaultDetectSize); it
+	// detects 10 classes in colour images, on random targets.
+	ImageSize int
+	Batch     int    // asked for; a GPU may run a smaller one (BenchResult.Batch)
+	Steps     int    // timed steps (≥ 1)
+	Warmup    int    // untimed steps first (≥ 1)
+	Threads   int    // CPU threads (0: all)
+	Device    string // cpu or cuda[:N]
+	Engine    string // exec (the executor; "" too): the only engine
+	OwnGEMM   bool   // on CUDA: the own SGEMM kernel even when cuBLAS is there
+	Eager     bool   // on CUDA: queue every kernel instead of replaying a captured step
 	// Probe, when set, asks the doctor before CUDA is opened.
 	Probe DeviceProbe
 	// OpenCUDA replaces the driver (tests); nil opens libcuda.
@@ -98,6 +101,13 @@ func (cfg *BenchConfig) check() (model.Spec, error) {
 	spec := model.Spec{Kind: cfg.Model, Channels: 1, Height: 28, Width: 28, Classes: 10}
 	if cfg.Model == model.CNN {
 		spec.Channels, spec.Height, spec.Width = 3, 32, 32
+	}
+	if spec.IsDetector() {
+		size := cfg.ImageSize
+		if size == 0 {
+			size = DefaultDetectSize
+		}
+		spec.Channels, spec.Height, spec.Width = 3, size, size
 	}
 	if err := spec.Validate(); err != nil {
 		return spec, fmt.Errorf("%w: %w", ErrConfig, err)

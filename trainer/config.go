@@ -11,6 +11,7 @@ import (
 	"gpuwizard/assets"
 	"gpuwizard/internal/safefile"
 	"gpuwizard/trainer/data"
+	"gpuwizard/trainer/detect"
 	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/model"
 )
@@ -23,6 +24,7 @@ var ErrConfig = errors.New("trainer: config")
 // --config files hold and what args.yaml records.
 type Config struct {
 	Data         string  `yaml:"data"`
+	Task         string  `yaml:"task,omitempty"` // classify, detect, or auto ("" too): detect for a YOLO data.yaml or builtin-detect
 	Model        string  `yaml:"model"`
 	Epochs       int     `yaml:"epochs"`
 	Batch        int     `yaml:"batch"`
@@ -75,6 +77,10 @@ type Options struct {
 	// (data.Dataset.LoadedWith), is used instead of loading a second copy
 	// (the window has it loaded already); otherwise the run loads its own.
 	Dataset *data.Dataset
+	// DetectDataset, for a detection run, is used instead of loading
+	// cfg.Data when its canvas is the run's (Config.DetectSize): the
+	// window's loaded copy, or a test's.
+	DetectDataset *detect.Dataset
 	// Eager queues every kernel of every step on CUDA instead of
 	// capturing the step once in a CUDA graph and replaying it (for
 	// debugging, or to compare).
@@ -146,9 +152,12 @@ func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, args...))
 	}
+	if err := c.validateTask(bad); err != nil {
+		return err
+	}
 	switch {
 	case c.Model != "auto" && !contains(model.Kinds, c.Model):
-		return bad("model", "%q is not auto, mlp, lenet or cnn", c.Model)
+		return bad("model", "%q is not auto, mlp, lenet, cnn, det-n or det-s", c.Model)
 	case c.Epochs < 1 || c.Epochs > 10000:
 		return bad("epochs", "%d: must be 1 to 10000", c.Epochs)
 	case c.Batch < 1 || c.Batch > 4096:
@@ -167,7 +176,7 @@ func (c Config) Validate() error {
 		return bad("warmup_epochs", "%g: must be 0 to the number of epochs (%d)", c.WarmupEpochs, c.Epochs)
 	case c.Schedule == "step" && (c.StepEvery < 1 || !(c.Gamma > 0) || c.Gamma > 1):
 		return bad("step_every/gamma", "the step schedule needs step_every ≥ 1 and 0 < gamma ≤ 1")
-	case c.ImageSize != 0 && (c.ImageSize < 8 || c.ImageSize > 256):
+	case !c.IsDetect() && c.ImageSize != 0 && (c.ImageSize < 8 || c.ImageSize > 256):
 		return bad("image_size", "%d: must be 0 (the dataset's own) or 8 to 256", c.ImageSize)
 	case !(c.ValSplit > 0) || c.ValSplit >= 1:
 		return bad("val_split", "%g: must be above 0 and below 1 (0.1 keeps 10%% for validation)", c.ValSplit)

@@ -50,6 +50,13 @@ type Event struct {
 	// a resumed or extended run: its epochs and its smoothed steps.
 	History     []EpochResult `json:"history,omitempty"`
 	StepHistory []StepPoint   `json:"step_history,omitempty"`
+	// A detector's loss terms (step and epoch events: the epoch's running
+	// means) and validation mAP (epoch events).
+	BoxLoss float64 `json:"box_loss,omitempty"`
+	ClsLoss float64 `json:"cls_loss,omitempty"`
+	ObjLoss float64 `json:"obj_loss,omitempty"`
+	MAP50   float64 `json:"map50,omitempty"`
+	MAP5095 float64 `json:"map50_95,omitempty"`
 }
 
 // emitter sends events: step events without blocking (dropped when the

@@ -36,9 +36,7 @@ func ExportONNX(src, dest string) error {
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("trainer: export: %s already exists: choose another name", dest)
 	}
-	m := onnx.Model{Spec: ck.Spec, Classes: ck.Classes, Version: producerVersion(),
-		Doc: fmt.Sprintf("%s trained by gpuwizard on %s: epoch %d of %d, best validation accuracy %.2f%% (epoch %d). Input: %s. Output: the probability of each class, in the order of the metadata's classes.",
-			ck.Spec.Kind, ck.Config.Data, ck.Epoch, ck.Config.Epochs, 100*ck.BestValAcc, ck.BestEpoch, onnx.Preprocessing(ck.Spec))}
+	m := onnx.Model{Spec: ck.Spec, Classes: ck.Classes, Version: producerVersion(), Doc: exportDoc(ck)}
 	for _, p := range ck.Params {
 		m.Params = append(m.Params, onnx.Tensor{Name: p.Name, Shape: p.Shape, Data: p.Data})
 	}
@@ -53,6 +51,22 @@ func ExportONNX(src, dest string) error {
 		return fmt.Errorf("trainer: export: %w", err)
 	}
 	return nil
+}
+
+// exportDoc is the ONNX file's description of the checkpoint's model.
+func exportDoc(ck *Checkpoint) string {
+	if ck.Spec.IsDetector() {
+		m5095 := 0.0
+		for _, h := range ck.History {
+			if h.Epoch == ck.BestEpoch {
+				m5095 = h.MAP5095
+			}
+		}
+		return fmt.Sprintf("%s trained by gpuwizard on %s: epoch %d of %d, best validation mAP50-95 %.3f (epoch %d). Input: %s. Output: the raw detection head: %s",
+			ck.Spec.Kind, ck.Config.Data, ck.Epoch, ck.Config.Epochs, m5095, ck.BestEpoch, onnx.Preprocessing(ck.Spec), onnx.DecodeDoc)
+	}
+	return fmt.Sprintf("%s trained by gpuwizard on %s: epoch %d of %d, best validation accuracy %.2f%% (epoch %d). Input: %s. Output: the probability of each class, in the order of the metadata's classes.",
+		ck.Spec.Kind, ck.Config.Data, ck.Epoch, ck.Config.Epochs, 100*ck.BestValAcc, ck.BestEpoch, onnx.Preprocessing(ck.Spec))
 }
 
 // producerVersion is this program's module version, for the files it

@@ -31,6 +31,9 @@ func LoadPredictor(path string) (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ck.Spec.IsDetector() {
+		return nil, fmt.Errorf("%w: %s holds a detector (%s), which finds boxes rather than classifying the whole image: load it with LoadDetector", ErrCheckpoint, path, ck.Spec.Kind)
+	}
 	// SGD keeps one optimiser buffer (Adam two): the predictor never steps.
 	s, err := openSession(context.Background(), sessionOptions{spec: ck.Spec, batch: 1, seed: 1, optim: exec.Optim{Kind: "sgd"}, device: "cpu"})
 	if err != nil {

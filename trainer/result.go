@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gpuwizard/internal/plural"
+	"gpuwizard/trainer/detect"
 )
 
 // This file holds the trainer's ground types: what callers pass in about
@@ -45,6 +46,14 @@ type EpochResult struct {
 	ValTop5      float64 `json:"val_top5"`
 	LR           float64 `json:"lr"`
 	ImagesPerSec float64 `json:"images_per_s"`
+	// A detector's epoch: its training loss's terms (means per step) and
+	// its validation mAP (the loss and accuracy fields above are then the
+	// summed loss and 0).
+	BoxLoss float64 `json:"box_loss,omitempty"`
+	ClsLoss float64 `json:"cls_loss,omitempty"`
+	ObjLoss float64 `json:"obj_loss,omitempty"`
+	MAP50   float64 `json:"map50,omitempty"`
+	MAP5095 float64 `json:"map50_95,omitempty"`
 }
 
 // Result is a run's outcome.
@@ -60,6 +69,9 @@ type Result struct {
 	Test         *Metrics      `json:"test,omitempty"` // best model on the test split, when there is one
 	Classes      []string      `json:"classes"`
 	GPU          *GPUProof     `json:"gpu,omitempty"` // what NVML saw while training on CUDA
+	// Detect is a detector's best model on the validation split (Val and
+	// Test are then nil).
+	Detect *detect.Metrics `json:"detect,omitempty"`
 }
 
 // Estimate is a measured time per epoch and the device it was measured

@@ -53,6 +53,9 @@ func train(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result,
 	if cfg.Threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
 	}
+	if cfg.IsDetect() {
+		return trainDetect(ctx, cfg, em, opts, rs)
+	}
 	s, ds, err := openRun(ctx, cfg, opts, rs, say)
 	if err != nil {
 		return nil, err

@@ -280,8 +280,14 @@ func (d *rundir) saveState(st runState) {
 	_ = writeAtomic(d.fs, d.path(StateFile), append(b, '\n'))
 }
 
-// resultsCSV writes Ultralytics-style columns, one row per epoch.
+// resultsCSV writes Ultralytics-style columns, one row per epoch: a
+// detector's (detectResultsCSV) when the rows are a detector's.
 func resultsCSV(h []EpochResult) []byte {
+	for _, e := range h {
+		if e.BoxLoss != 0 || e.ClsLoss != 0 || e.ObjLoss != 0 {
+			return detectResultsCSV(h)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("epoch,time,train/loss,train/accuracy,val/loss,metrics/accuracy_top1,metrics/accuracy_top5,lr/pg0,images_per_s\n")
 	var elapsed float64
@@ -311,4 +317,17 @@ func writeAtomic(fsys FileSystem, path string, data []byte) error {
 		}
 	}
 	return atomicfile.Write(fsys, path, data)
+}
+
+// detectResultsCSV is a detector's results.csv: its loss terms and mAP
+// per epoch, named as Ultralytics names them (without its "(B)").
+func detectResultsCSV(h []EpochResult) []byte {
+	var b strings.Builder
+	b.WriteString("epoch,time,train/box_loss,train/cls_loss,train/obj_loss,metrics/mAP50,metrics/mAP50-95,lr/pg0,images_per_s\n")
+	var elapsed float64
+	for _, e := range h {
+		elapsed += e.Seconds
+		fmt.Fprintf(&b, "%d,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.8f,%.1f\n", e.Epoch, elapsed, e.BoxLoss, e.ClsLoss, e.ObjLoss, e.MAP50, e.MAP5095, e.LR, e.ImagesPerSec)
+	}
+	return []byte(b.String())
 }

@@ -301,6 +301,9 @@ func evaluateCheckpoint(ctx context.Context, dir, path string) (*Result, error) 
 		return nil, err
 	}
 	cfg := ck.Config
+	if ck.Spec.IsDetector() {
+		return evaluateDetectorCheckpoint(ctx, dir, path, ck)
+	}
 	ds, err := data.Load(cfg.Data, cfg.DataOptions())
 	if err != nil {
 		return nil, fmt.Errorf("trainer: evaluating %s needs its dataset %s: %w (move the dataset back, or resume the run to finish it)", path, cfg.Data, err)

@@ -241,7 +241,7 @@ func (s *session) plan() error {
 // have.
 func (s *session) trial() error {
 	x := make([]float32, s.batch*s.spec.Channels*s.spec.Height*s.spec.Width)
-	y := make([]float32, s.batch*s.spec.Classes)
+	y := make([]float32, s.batch*s.spec.LabelSize())
 	if _, _, err := s.tr.Forward(x, y); err != nil {
 		return fmt.Errorf("trainer: a first step of %s on %s: %w", s.spec.Kind, s.device, err)
 	}

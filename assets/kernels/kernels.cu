@@ -28,7 +28,14 @@ __global__ void gw_fill(float *d, int n, float v) {
     GRID_LOOP(i, n) d[i] = v;
 }
 
-// op: 0 + 1 - 2 * 3 / 4 >= 5 > 6 <= 7 <  (exec.BinOp order)
+// SiLU's derivative at x times g: g·σ(x)·(1 + x·(1 − σ(x)))
+__device__ __forceinline__ float gw_silu_grad(float x, float g) {
+    float s = 1.f / (1.f + expf(-x));
+    return g * s * (1.f + x * (1.f - s));
+}
+
+// op: 0 + 1 - 2 * 3 / 4 >= 5 > 6 <= 7 < 8 SiLU's gradient (a = x, b = g)
+// (exec.BinOp order)
 __device__ __forceinline__ float gw_binop(int op, float x, float y) {
     switch (op) {
     case 0: return x + y;
@@ -39,6 +46,7 @@ __device__ __forceinline__ float gw_binop(int op, float x, float y) {
     case 5: return x > y ? 1.f : 0.f;
     case 6: return x <= y ? 1.f : 0.f;
     case 7: return x < y ? 1.f : 0.f;
+    case 8: return gw_silu_grad(x, y);
     }
     return __int_as_float(0x7fc00000);
 }
@@ -47,7 +55,7 @@ __global__ void gw_binary(int op, const float *a, const float *b, float *o, int 
     GRID_LOOP(i, n) o[i] = gw_binop(op, a[as ? 0 : i], b[bs ? 0 : i]);
 }
 
-// op: 0 neg 1 exp 2 log 3 sqrt 4 square 5 abs (exec.UnOp order)
+// op: 0 neg 1 exp 2 log 3 sqrt 4 square 5 abs 6 SiLU (x·σ(x)) (exec.UnOp order)
 __global__ void gw_unary(int op, const float *a, float *o, int n) {
     GRID_LOOP(i, n) {
         float x = a[i];
@@ -58,6 +66,7 @@ __global__ void gw_unary(int op, const float *a, float *o, int n) {
         case 3: x = sqrtf(x); break;
         case 4: x = x * x; break;
         case 5: x = fabsf(x); break;
+        case 6: x = x / (1.f + expf(-x)); break;
         }
         o[i] = x;
     }
@@ -329,20 +338,23 @@ __global__ void gw_bn_grad(const float *x, const float *g, float *out, const flo
 }
 
 // columns of the whole batch: row (c,ky,kx), column (n, oy, ox)
-__global__ void gw_im2col(const float *x, float *cols, int N, int C, int H, int W, int K, int pad, int OH, int OW) {
+__global__ void gw_im2col(const float *x, float *cols, int N, int C, int H, int W, int K, int pad, int OH, int OW,
+                          int S) {
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)C * K * K * NP;
     GRID_LOOP(i, n) {
         u32 u = (u32)i, row = u / (u32)NP, col = u - row * (u32)NP;
         u32 rk = row / (u32)K, kx = row - rk * (u32)K, c = rk / (u32)K, ky = rk - c * (u32)K;
         u32 b = col / (u32)P, p = col - b * (u32)P, py = p / (u32)OW, px = p - py * (u32)OW;
-        int iy = (int)py + (int)ky - pad, ix = (int)px + (int)kx - pad;
+        int iy = (int)py * S + (int)ky - pad, ix = (int)px * S + (int)kx - pad;
         cols[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[(((long long)b * C + c) * H + iy) * W + ix] : 0.f;
     }
 }
 
-// the adjoint: each image pixel gathers the columns that read it
-__global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int W, int K, int pad, int OH, int OW) {
+// the adjoint: each image pixel gathers the columns that read it (stride
+// S: the output positions o with o·S + k − pad on it)
+__global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int W, int K, int pad, int OH, int OW,
+                          int S) {
     long long P = (long long)OH * OW, NP = N * P;
     long long n = (long long)N * C * H * W;
     GRID_LOOP(i, n) {
@@ -350,11 +362,11 @@ __global__ void gw_col2im(const float *cols, float *x, int N, int C, int H, int 
         int ix = (int)(u - q * (u32)W), iy = (int)(q - r * (u32)H), c = (int)(r - b * (u32)C);
         float s = 0.f;
         for (int ky = 0; ky < K; ky++) {
-            int oy = iy - ky + pad;
-            if (oy < 0 || oy >= OH) continue;
+            int sy = iy - ky + pad, oy = sy / S;
+            if (sy < 0 || oy * S != sy || oy >= OH) continue;
             for (int kx = 0; kx < K; kx++) {
-                int ox = ix - kx + pad;
-                if (ox < 0 || ox >= OW) continue;
+                int sx = ix - kx + pad, ox = sx / S;
+                if (sx < 0 || ox * S != sx || ox >= OW) continue;
                 s += cols[((long long)(c * K + ky) * K + kx) * NP + b * P + oy * OW + ox];
             }
         }
@@ -456,6 +468,106 @@ __global__ void gw_sgemm(int ta, int tb, int m, int n, int k, const float *A, co
             float *dst = out + (long long)r * n + c;
             *dst = acc[i][j] + (!part && beta != 0.f ? beta * *dst : 0.f);
         }
+    }
+}
+
+// The detection loss (exec.Det, exec/detloss.go): a cell's head values lie
+// hw apart (channels of an N×(5+classes)×H×W tensor), its target is 8
+// floats: objectness target and weight, positive weight, class, box.
+__device__ __forceinline__ float gw_bce(float x, float t) {
+    return fmaxf(x, 0.f) - x * t + log1pf(expf(-fabsf(x)));
+}
+
+__device__ __forceinline__ float gw_sign(float v) { return v > 0.f ? 1.f : (v < 0.f ? -1.f : 0.f); }
+
+// 1 − GIoU of the raw box r (dx, dy, tw, th) and the target t (x1, y1,
+// x2, y2); with g, its gradient by the raw values.
+__device__ float gw_giou(const float *r, const float *t, float *g) {
+    float tw = fminf(fmaxf(r[2], -8.f), 8.f), th = fminf(fmaxf(r[3], -8.f), 8.f);
+    float w = expf(tw), h = expf(th);
+    float px1 = r[0] - w / 2, px2 = r[0] + w / 2, py1 = r[1] - h / 2, py2 = r[1] + h / 2;
+    float iw = fmaxf(fminf(px2, t[2]) - fmaxf(px1, t[0]), 0.f);
+    float ih = fmaxf(fminf(py2, t[3]) - fmaxf(py1, t[1]), 0.f);
+    float in = iw * ih;
+    float u = w * h + (t[2] - t[0]) * (t[3] - t[1]) - in + 1e-7f;
+    float cw = fmaxf(px2, t[2]) - fminf(px1, t[0]), ch = fmaxf(py2, t[3]) - fminf(py1, t[1]);
+    float c = cw * ch + 1e-7f;
+    float loss = 2.f - in / u - u / c;
+    if (!g) return loss;
+    float dI = -1.f / u - in / (u * u) + 1.f / c, dA = in / (u * u) - 1.f / c, dC = u / (c * c);
+    float g0 = -h * dA, g2 = h * dA, g1 = -w * dA, g3 = w * dA;
+    if (iw > 0.f && px1 > t[0]) g0 -= ih * dI;
+    if (iw > 0.f && px2 < t[2]) g2 += ih * dI;
+    if (ih > 0.f && py1 > t[1]) g1 -= iw * dI;
+    if (ih > 0.f && py2 < t[3]) g3 += iw * dI;
+    if (px1 < t[0]) g0 -= ch * dC;
+    if (px2 > t[2]) g2 += ch * dC;
+    if (py1 < t[1]) g1 -= cw * dC;
+    if (py2 > t[3]) g3 += cw * dC;
+    g[0] = g0 + g2;
+    g[1] = g1 + g3;
+    g[2] = tw == r[2] ? (g2 - g0) * w / 2 : 0.f;
+    g[3] = th == r[3] ? (g3 - g1) * h / 2 : 0.f;
+    return loss;
+}
+
+// the L1 term's target: the box's centre and log size
+__device__ __forceinline__ void gw_l1_target(const float *t, float *lt) {
+    lt[0] = (t[0] + t[2]) / 2;
+    lt[1] = (t[1] + t[3]) / 2;
+    lt[2] = logf(fmaxf(t[2] - t[0], 1e-3f));
+    lt[3] = logf(fmaxf(t[3] - t[1], 1e-3f));
+}
+
+// each cell's terms (box, class, objectness), one thread a cell
+__global__ void gw_det_loss(const float *head, const float *tgt, float *terms, int N, int K, int H, int W, float giouGain,
+                            float l1Gain, float clsGain, float objGain) {
+    u32 hw = (u32)H * (u32)W, ch = 5u + (u32)K;
+    GRID_LOOP(q, (long long)N * hw) {
+        u32 n = (u32)q / hw, p = (u32)q - n * hw;
+        const float *x = head + (long long)n * ch * hw + p, *t = tgt + q * 8;
+        float *o = terms + q * 3;
+        o[0] = 0.f;
+        o[1] = 0.f;
+        o[2] = t[1] * objGain * gw_bce(x[4 * hw], t[0]);
+        float pos = t[2];
+        if (pos == 0.f) continue;
+        int cls = (int)t[3];
+        float s = 0.f;
+        for (int c = 0; c < K; c++) s += gw_bce(x[(5 + c) * hw], c == cls ? 1.f : 0.f);
+        o[1] = pos * clsGain * s;
+        float r[4] = {x[0], x[hw], x[2 * hw], x[3 * hw]}, lt[4];
+        gw_l1_target(t + 4, lt);
+        float l1 = 0.f;
+        for (int k = 0; k < 4; k++) l1 += fabsf(r[k] - lt[k]);
+        o[0] = pos * (giouGain * gw_giou(r, t + 4, 0) + l1Gain * l1);
+    }
+}
+
+// the head's gradient, g the gradient of the three summed terms (read
+// from device memory), one thread a cell
+__global__ void gw_det_loss_grad(const float *head, const float *tgt, const float *g, float *out, int N, int K, int H,
+                                 int W, float giouGain, float l1Gain, float clsGain, float objGain) {
+    u32 hw = (u32)H * (u32)W, ch = 5u + (u32)K;
+    float gb = g[0], gc = g[1], go = g[2];
+    GRID_LOOP(q, (long long)N * hw) {
+        u32 n = (u32)q / hw, p = (u32)q - n * hw;
+        const float *x = head + (long long)n * ch * hw + p, *t = tgt + q * 8;
+        float *o = out + (long long)n * ch * hw + p;
+        o[4 * hw] = go * t[1] * objGain * (1.f / (1.f + expf(-x[4 * hw])) - t[0]);
+        float pos = t[2];
+        if (pos == 0.f) {
+            for (int k = 0; k < 4; k++) o[k * hw] = 0.f;
+            for (int c = 0; c < K; c++) o[(5 + c) * hw] = 0.f;
+            continue;
+        }
+        int cls = (int)t[3];
+        for (int c = 0; c < K; c++)
+            o[(5 + c) * hw] = gc * pos * clsGain * (1.f / (1.f + expf(-x[(5 + c) * hw])) - (c == cls ? 1.f : 0.f));
+        float r[4] = {x[0], x[hw], x[2 * hw], x[3 * hw]}, lt[4], gg[4];
+        gw_l1_target(t + 4, lt);
+        gw_giou(r, t + 4, gg);
+        for (int k = 0; k < 4; k++) o[k * hw] = gb * pos * (giouGain * gg[k] + l1Gain * gw_sign(r[k] - lt[k]));
     }
 }
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"gpuwizard/assets"
-	"gpuwizard/internal/plural"
 	"gpuwizard/internal/safefile"
 )
 
@@ -49,8 +48,9 @@ func (o Options) maxBytes() int64 {
 // Load detects the format of path and loads it for classification:
 // "builtin", an MNIST-style IDX folder, CIFAR-10 binary batches, or an image
 // folder (one sub-folder per class, flat or split into train/val[/test]).
-// Detection datasets (YOLO data.yaml, COCO JSON) are linted by LintDetection;
-// Load refuses them with that advice.
+// Detection datasets (YOLO data.yaml, COCO JSON) are linted by LintDetection
+// and a YOLO set is loaded by trainer/detect; Load refuses them with that
+// advice.
 func Load(path string, opt Options) (*Dataset, error) {
 	if opt.ValSplit == 0 {
 		opt.ValSplit = 0.1
@@ -108,8 +108,8 @@ func Load(path string, opt Options) (*Dataset, error) {
 		}
 	}
 	d.Lint.imbalance(d.Root, "train", "training images")
-	if errs := d.Lint.Errors(); len(errs) > 0 {
-		return d, fmt.Errorf("%w: %s cannot be trained on (%s; the first: %s)", ErrData, d.Root, plural.Count(len(errs), "problem"), errs[0])
+	if err := d.Lint.TrainingError(d.Root); err != nil {
+		return d, err
 	}
 	d.loadedFrom, d.loadedWith = sourceName(path), opt
 	return d, nil
@@ -270,8 +270,10 @@ func loadPath(path string, opt Options) (*Dataset, error) {
 		return loadIDXDir(path, findIDX(path), opt.maxBytes())
 	case "cifar10":
 		return loadCIFAR(cifarDir(path), opt.maxBytes())
-	case "yolo", "coco":
-		return nil, fmt.Errorf("%w: %s is a %s detection dataset: gpuwizard lints it (gpuwizard lint %s) but trains only classification for now", ErrData, path, strings.ToUpper(format), path)
+	case "yolo":
+		return nil, fmt.Errorf("%w: %s is a YOLO detection dataset, not a classifier's: train a detector on it (model auto, det-n or det-s), or check it with gpuwizard lint %s", ErrData, path, path)
+	case "coco":
+		return nil, fmt.Errorf("%w: %s is a COCO detection dataset: gpuwizard checks it (gpuwizard lint %s) and trains detectors on YOLO sets: export it as YOLO (a data.yaml with images/ and labels/)", ErrData, path, path)
 	}
 	return loadImageFolder(path, opt)
 }

@@ -29,6 +29,10 @@ type YOLOConfig struct {
 	Root   string              // path: resolved against the YAML's folder
 	Splits map[string][]string // split → image folders, list files or images, resolved
 	Names  []string
+	// Images are each split's images whose header the lint could read,
+	// each once, in the order it found them (folders walked in name
+	// order, list files line by line); filled by the lint (LintYOLO).
+	Images map[string][]string
 }
 
 var knownYAMLKeys = map[string]bool{"path": true, "train": true, "val": true, "test": true, "names": true, "nc": true,
@@ -327,18 +331,22 @@ func (y *yoloLint) split(split string) int {
 		y.lint.Counts[split] = map[string]int{}
 	}
 	labelled := map[string]bool{}
-	readable := 0
+	var readable []string
 	for _, img := range images {
 		if y.image(split, img, labelled) {
-			readable++
+			readable = append(readable, img)
 		}
 	}
+	if y.cfg.Images == nil {
+		y.cfg.Images = map[string][]string{}
+	}
+	y.cfg.Images[split] = readable
 	y.orphanLabels(split, labelled)
-	if len(images) > 0 && readable == 0 {
+	if len(images) > 0 && len(readable) == 0 {
 		y.lint.add(Problem{Severity: LintError, File: y.cfg.File, Message: fmt.Sprintf("none of the %d images of the %s split can be read (each is listed above)", len(images), split),
 			Fix: fmt.Sprintf("replace the %s images with images gpuwizard can read (%s)", split, strings.Join(sortedKeys(ImageExts), " "))})
 	}
-	return readable
+	return len(readable)
 }
 
 // image lints one image and its label file; false when the image cannot

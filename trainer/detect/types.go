@@ -64,6 +64,9 @@ type Image struct {
 	Index     int // the image's place in Split.Pixels
 	Objects   []Object
 	Letterbox Letterbox
+	// NoFlip says that a mirrored copy would show something else (a
+	// digit): Augment never flips it.
+	NoFlip bool
 }
 
 // Split is one split of a detection dataset: the images' letterboxed

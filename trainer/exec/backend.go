@@ -34,6 +34,9 @@ const (
 	OpGT
 	OpLE
 	OpLT
+	// OpSiLUGrad is the gradient of SiLU: a is SiLU's input x, b the
+	// gradient g of its output; out = g·σ(x)·(1 + x·(1 − σ(x))).
+	OpSiLUGrad
 )
 
 // UnOp is an element-wise unary operator.
@@ -47,6 +50,8 @@ const (
 	OpSqrt
 	OpSquare
 	OpAbs
+	// OpSiLU is x·σ(x) (SiLU, or swish), the detector's activation.
+	OpSiLU
 )
 
 // Pool is a max-pooling geometry (no padding).
@@ -56,12 +61,17 @@ type Pool struct {
 	KH, KW, SH, SW int // kernel and stride
 }
 
-// Conv is a stride-1 convolution geometry with square kernels.
+// Conv is a convolution geometry with square kernels: stride Stride (0
+// or 1: stride 1), zero padding Pad, OH = (H + 2·Pad − K)/Stride + 1.
 type Conv struct {
 	N, C, H, W int // input
 	O, K, Pad  int
 	OH, OW     int
+	Stride     int
 }
+
+// S is the stride (1 when Stride is 0).
+func (c Conv) S() int { return max(c.Stride, 1) }
 
 // KDim is the rows of the column matrix (C·K·K).
 func (c Conv) KDim() int { return c.C * c.K * c.K }
@@ -74,6 +84,35 @@ type Norm struct {
 	N, C, HW          int
 	Momentum, Epsilon float32
 }
+
+// Det is the geometry of a detection head and its loss (see DetLoss): the
+// head is N×(5+Classes)×H×W, per cell the box (dx, dy, tw, th), the
+// objectness logit and one logit per class; the targets are N×H×W cells of
+// DetTargetFloats each. The gains weigh the loss terms.
+type Det struct {
+	N, Classes, H, W int
+	GIoU, L1         float32 // the box term: GIoU·(1 − GIoU(pred, target)) + L1·Σ|raw − target|
+	Cls, Obj         float32 // the class and objectness BCE terms
+}
+
+// Cells is the number of cells of the batch (N·H·W).
+func (d Det) Cells() int { return d.N * d.H * d.W }
+
+// Channels is the head's channels per cell (5 + Classes).
+func (d Det) Channels() int { return 5 + d.Classes }
+
+// A detection target is DetTargetFloats floats per cell (package detect
+// writes them, detect.TargetFloats): the objectness target, the
+// objectness weight, the positive weight (0 for a cell that predicts no
+// box), the class index, and the box the cell must predict as x1, y1, x2,
+// y2 in strides from the cell's centre. A cell's predicted box is
+// (dx − w/2, dy − h/2, dx + w/2, dy + h/2) with w = exp(tw), h = exp(th),
+// tw and th clamped to ±DetLogClamp; its L1 target is the target box's
+// centre and log size.
+const (
+	DetTargetFloats = 8
+	DetLogClamp     = 8
+)
 
 // Epilogue is what a kernel does to each value v it writes at index i:
 // v = v·Scale[c] + Bias[c] with c = (i/Inner) mod C (Scale and Bias are
@@ -176,6 +215,13 @@ type Backend interface {
 	// SGD updates n values of p from g with velocity vel; its scalars are
 	// the SGDScalars floats of s.
 	SGD(p, g, vel Buf, n int, s Buf)
+	// DetLoss writes each cell's loss terms (box, class, objectness:
+	// Det.Cells()×3 floats) for head and tgt (see Det); the planner sums
+	// them.
+	DetLoss(head, tgt, terms Buf, d Det)
+	// DetLossGrad writes the head's gradient given g, the gradient of the
+	// three summed terms (3 floats, read from the buffer).
+	DetLossGrad(head, tgt, g, out Buf, d Det)
 }
 
 // Captured is a captured sequence of a backend's work (a CUDA graph).

@@ -44,6 +44,12 @@ func BenchmarkExecMLP64(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.MLP, Channels: 1, Height: 28, Width: 28, Classes: 10}, 64)
 }
 
+// The nano detector on the built-in set's 128-pixel grey canvases, batch
+// 32 (compare with bench/detector.sh's PyTorch twin).
+func BenchmarkExecDetN128(b *testing.B) {
+	benchExec(b, model.Spec{Kind: model.DetN, Channels: 1, Height: 128, Width: 128, Classes: 10}, 32)
+}
+
 func BenchmarkExecCNN64(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.CNN, Channels: 1, Height: 28, Width: 28, Classes: 10}, 64)
 }

@@ -65,7 +65,7 @@ func kernelNames() []string {
 	return []string{"gw_fill", "gw_binary", "gw_unary", "gw_apply", "gw_repeat", "gw_reduce_rows",
 		"gw_reduce_cols", "gw_reduce_final", "gw_softmax", "gw_softmax_grad", "gw_maxpool", "gw_maxpool_grad",
 		"gw_bn_train", "gw_bn_eval", "gw_bn_grad", "gw_im2col", "gw_col2im", "gw_swap01", "gw_adam", "gw_sgd",
-		"gw_sgemm"}
+		"gw_sgemm", "gw_det_loss", "gw_det_loss_grad"}
 }
 
 // Driver is the part of the CUDA driver API the backend launches through:
@@ -654,13 +654,13 @@ func (b *CUDABackend) BatchNormGrad(x, g, out, save Buf, p Norm) {
 // Im2col implements Backend.
 func (b *CUDABackend) Im2col(x, cols Buf, p Conv) {
 	b.run("gw_im2col", p.KDim()*p.N*p.PDim(), b.p(x), b.p(cols), iv(p.N), iv(p.C), iv(p.H), iv(p.W), iv(p.K),
-		iv(p.Pad), iv(p.OH), iv(p.OW))
+		iv(p.Pad), iv(p.OH), iv(p.OW), iv(p.S()))
 }
 
 // Col2im implements Backend.
 func (b *CUDABackend) Col2im(cols, x Buf, p Conv) {
 	b.run("gw_col2im", p.N*p.C*p.H*p.W, b.p(cols), b.p(x), iv(p.N), iv(p.C), iv(p.H), iv(p.W), iv(p.K),
-		iv(p.Pad), iv(p.OH), iv(p.OW))
+		iv(p.Pad), iv(p.OH), iv(p.OW), iv(p.S()))
 }
 
 // Swap01 implements Backend.
@@ -677,6 +677,18 @@ func (b *CUDABackend) Adam(p, g, m, v Buf, n int, s Buf) {
 // SGD implements Backend: one launch for every parameter.
 func (b *CUDABackend) SGD(p, g, vel Buf, n int, s Buf) {
 	b.run("gw_sgd", n, b.p(p), b.p(g), b.p(vel), iv(n), b.p(s))
+}
+
+// DetLoss implements Backend: one thread a cell.
+func (b *CUDABackend) DetLoss(head, tgt, terms Buf, d Det) {
+	b.run("gw_det_loss", d.Cells(), b.p(head), b.p(tgt), b.p(terms), iv(d.N), iv(d.Classes), iv(d.H), iv(d.W),
+		fv(d.GIoU), fv(d.L1), fv(d.Cls), fv(d.Obj))
+}
+
+// DetLossGrad implements Backend: one thread a cell.
+func (b *CUDABackend) DetLossGrad(head, tgt, g, out Buf, d Det) {
+	b.run("gw_det_loss_grad", d.Cells(), b.p(head), b.p(tgt), b.p(g), b.p(out), iv(d.N), iv(d.Classes), iv(d.H), iv(d.W),
+		fv(d.GIoU), fv(d.L1), fv(d.Cls), fv(d.Obj))
 }
 
 // KernelNames lists the kernels the backend launches (for tests).

@@ -34,6 +34,11 @@ func TestPTXMatchesSource(t *testing.T) {
 	if hex.EncodeToString(sum[:]) != strings.TrimSpace(string(want)) {
 		t.Fatal("kernels.cu changed since kernels.ptx was generated: run make kernels")
 	}
+	// The emulator compiled the same kernels.cu (its cgo build is cached
+	// by its own folder's files: kernels_sha256.h there follows the .cu).
+	if got := cudaemu.KernelsSHA256(); got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("the CUDA emulator was built from a kernels.cu with SHA-256 %s, not the committed one: run make kernels", got)
+	}
 	for _, name := range exec.KernelNames() {
 		if !strings.Contains(assets.KernelsPTX, ".entry "+name+"(") {
 			t.Errorf("kernel %s is not in the PTX", name)

@@ -33,13 +33,14 @@ func norm(a []float32) float64 {
 }
 
 // modelNames lists specs' models in a fixed order, for subtests.
-func modelNames() []string { return []string{"mlp", "lenet", "cnn"} }
+func modelNames() []string { return []string{"mlp", "lenet", "cnn", "det"} }
 
 func specs() map[string]model.Spec {
 	return map[string]model.Spec{
 		"mlp":   {Kind: model.MLP, Channels: 1, Height: 28, Width: 28, Classes: 10},
 		"lenet": {Kind: model.LeNet, Channels: 1, Height: 28, Width: 28, Classes: 10},
 		"cnn":   {Kind: model.CNN, Channels: 3, Height: 16, Width: 16, Classes: 5},
+		"det":   {Kind: model.DetN, Channels: 3, Height: 32, Width: 32, Classes: 3},
 	}
 }
 
@@ -125,8 +126,19 @@ func TestGoBackendMatchesTapeMachine(t *testing.T) {
 					if err := tr.ReadParams(got); err != nil {
 						t.Fatal(err)
 					}
+					// Adam's first steps move each weight by about ±lr
+					// whatever its gradient's size, so the last-bit
+					// differences of near-zero gradients (the detector's
+					// SiLU takes its own float32 exp, 2 ulp from the tape
+					// machine's) show in the update: it is held to 3e-4
+					// there (the update against the float64 update of the
+					// backend's own gradient is TestGoBackendMatchesFloat64's).
+					updTol := tol
+					if opt == "adam" {
+						updTol = 3e-4
+					}
 					for i, p := range ref.Params {
-						if e := relErr(p.Data, got[i]); e > tol {
+						if e := relErr(p.Data, got[i]); e > updTol {
 							t.Fatalf("step %d: %s after the update differs (rel %.2g)", step, p.Name, e)
 						}
 					}

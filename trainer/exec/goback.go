@@ -55,6 +55,7 @@ type goJobs struct {
 	swap        swapJob
 	adam        adamJob
 	sgd         sgdJob
+	det         detJob
 }
 
 // Grains: items per chunk handed to a goroutine. Element-wise work comes
@@ -214,6 +215,10 @@ func (j *binaryJob) Run(_, lo, hi int) {
 			for i := range O {
 				O[i] = A[i] * B[i]
 			}
+		case OpSiLUGrad:
+			for i := range O {
+				O[i] = SiLUGrad(A[i], B[i])
+			}
 		default:
 			for i := range O {
 				O[i] = binop(j.op, A[i], B[i])
@@ -249,8 +254,43 @@ func binop(op BinOp, x, y float32) float32 {
 		return b2f(x <= y)
 	case OpLT:
 		return b2f(x < y)
+	case OpSiLUGrad:
+		return SiLUGrad(x, y)
 	}
 	return float32(math.NaN())
+}
+
+// SiLU is x·σ(x).
+func SiLU(x float32) float32 { return x / (1 + expf(-x)) }
+
+// SiLUGrad is g times SiLU's derivative at x: g·σ(x)·(1 + x·(1 − σ(x))).
+func SiLUGrad(x, g float32) float32 {
+	s := 1 / (1 + expf(-x))
+	return g * s * (1 + x*(1-s))
+}
+
+// expf is e^x in float32 within 2 ulp (rel. 2.4e-7): x = n·ln 2 + r with
+// |r| ≤ ln 2 / 2, e^r by its Taylor polynomial of degree 7, times 2^n
+// written into the exponent. It is several times faster than math32.Exp
+// (no special cases but the range; NaN gives NaN): SiLU and its gradient
+// take one per element, forward and backward.
+func expf(x float32) float32 {
+	switch {
+	case x > 88.72:
+		return float32(math.Inf(1))
+	case x < -87.33:
+		return 0
+	case x != x:
+		return x
+	}
+	const ln2hi, ln2lo, log2e = 0.693359375, -2.12194440e-4, 1.44269504088896341
+	n := float32(int32(x*log2e + 0.5))
+	if x*log2e+0.5 < 0 {
+		n = float32(int32(x*log2e - 0.5))
+	}
+	r := x - n*ln2hi - n*ln2lo
+	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
 type unaryJob struct {
@@ -260,6 +300,12 @@ type unaryJob struct {
 
 func (j *unaryJob) Run(_, lo, hi int) {
 	A, O := j.a[lo:hi], j.o[lo:hi]
+	if j.op == OpSiLU {
+		for i, x := range A {
+			O[i] = SiLU(x)
+		}
+		return
+	}
 	for i, x := range A {
 		switch j.op {
 		case OpNeg:
@@ -274,6 +320,8 @@ func (j *unaryJob) Run(_, lo, hi int) {
 			O[i] = x * x
 		case OpAbs:
 			O[i] = math32.Abs(x)
+		case OpSiLU:
+			O[i] = SiLU(x)
 		}
 	}
 }
@@ -806,6 +854,10 @@ func (g *GoBackend) Im2col(x, cols Buf, p Conv) {
 
 // im2colRows writes rows lo..hi-1 (c, ky, kx) of the columns.
 func im2colRows(X, C []float32, p Conv, lo, hi int) {
+	if p.S() > 1 {
+		im2colStrided(X, C, p, lo, hi)
+		return
+	}
 	P, NP := p.PDim(), p.N*p.PDim()
 	for r := lo; r < hi; r++ {
 		c, ky, kx := r/(p.K*p.K), r/p.K%p.K, r%p.K
@@ -997,6 +1049,10 @@ func Im2colCPU(X, C []float32, p Conv) { im2col(X, C, p, 0, p.N) }
 
 // im2col writes the columns of images lo..hi-1.
 func im2col(X, C []float32, p Conv, lo, hi int) {
+	if p.S() > 1 {
+		im2colStrided(X, C, p, 0, p.KDim())
+		return
+	}
 	P, NP := p.PDim(), p.N*p.PDim()
 	for n := lo; n < hi; n++ {
 		for c := 0; c < p.C; c++ {
@@ -1031,6 +1087,10 @@ func Col2imCPU(C, X []float32, p Conv) { col2im(C, X, p, 0, p.N*p.C) }
 func col2im(C, X []float32, p Conv, lo, hi int) {
 	P, NP := p.PDim(), p.N*p.PDim()
 	clear(X[lo*p.H*p.W : hi*p.H*p.W])
+	if p.S() > 1 {
+		col2imStrided(C, X, p, lo, hi)
+		return
+	}
 	for nc := lo; nc < hi; nc++ {
 		n, c := nc/p.C, nc%p.C
 		plane := X[nc*p.H*p.W:][:p.H*p.W]
@@ -1063,4 +1123,71 @@ func Swap01CPU(I, O []float32, a, b, c int, B []float32) {
 	e := epi{bias: B, inner: c, c: a}
 	j := swapJob{in: I, out: O, a: a, b: b, c: c, e: e}
 	j.Run(0, 0, a*b)
+}
+
+// strideRange is the run of output positions o (0 ≤ o < out) whose input
+// position o·s + k − pad falls inside 0..in-1: [lo, hi).
+func strideRange(k, pad, s, in, out int) (lo, hi int) {
+	lo = max((pad-k+s-1)/s, 0)
+	if pad-k < 0 {
+		lo = 0
+	}
+	hi = min((in-1+pad-k)/s+1, out)
+	if in-1+pad-k < 0 {
+		hi = 0
+	}
+	return lo, max(hi, lo)
+}
+
+// im2colStrided writes rows lo..hi-1 (c, ky, kx) of a strided
+// convolution's columns, every image.
+func im2colStrided(X, C []float32, p Conv, lo, hi int) {
+	P, NP, s := p.PDim(), p.N*p.PDim(), p.S()
+	for r := lo; r < hi; r++ {
+		c, ky, kx := r/(p.K*p.K), r/p.K%p.K, r%p.K
+		row := C[r*NP : (r+1)*NP]
+		xl, xh := strideRange(kx, p.Pad, s, p.W, p.OW)
+		for n := 0; n < p.N; n++ {
+			plane := X[(n*p.C+c)*p.H*p.W:][:p.H*p.W]
+			img := row[n*P : (n+1)*P]
+			for oy := 0; oy < p.OH; oy++ {
+				iy := oy*s + ky - p.Pad
+				dst := img[oy*p.OW : (oy+1)*p.OW]
+				if iy < 0 || iy >= p.H || xh <= xl {
+					clear(dst)
+					continue
+				}
+				src := plane[iy*p.W : (iy+1)*p.W]
+				clear(dst[:xl])
+				for ox := xl; ox < xh; ox++ {
+					dst[ox] = src[ox*s+kx-p.Pad]
+				}
+				clear(dst[xh:])
+			}
+		}
+	}
+}
+
+// col2imStrided adds a strided convolution's columns into the image
+// planes lo..hi-1 (cleared by the caller).
+func col2imStrided(C, X []float32, p Conv, lo, hi int) {
+	P, NP, s := p.PDim(), p.N*p.PDim(), p.S()
+	for nc := lo; nc < hi; nc++ {
+		n, c := nc/p.C, nc%p.C
+		plane := X[nc*p.H*p.W:][:p.H*p.W]
+		for ky := 0; ky < p.K; ky++ {
+			yl, yh := strideRange(ky, p.Pad, s, p.H, p.OH)
+			for kx := 0; kx < p.K; kx++ {
+				xl, xh := strideRange(kx, p.Pad, s, p.W, p.OW)
+				row := C[((c*p.K+ky)*p.K+kx)*NP+n*P:][:P]
+				for oy := yl; oy < yh; oy++ {
+					dst := plane[(oy*s+ky-p.Pad)*p.W:][:p.W]
+					src := row[oy*p.OW : (oy+1)*p.OW]
+					for ox := xl; ox < xh; ox++ {
+						dst[ox*s+kx-p.Pad] += src[ox]
+					}
+				}
+			}
+		}
+	}
 }

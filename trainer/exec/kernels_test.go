@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"gpuwizard/trainer/detect"
 	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/exec/internal/cudaemu"
 	"gpuwizard/trainer/optim"
@@ -91,6 +92,8 @@ func kernelCases() []kcase {
 			}
 		}
 	}
+	cs = append(cs, strideCases()...)
+	cs = append(cs, detCases()...)
 	adam := optim.NewAdam(1e-2).StepAt(3e-3, 7)
 	cs = append(cs,
 		kcase{"adam", []int{1000, 1000, 1000, 1000, exec.AdamScalars}, []int{0, 2, 3}, func(i int, v []float32) {
@@ -211,4 +214,117 @@ func TestApplyReLUEdgeValues(t *testing.T) {
 		}
 		be.Close()
 	}
+}
+
+// strideCases: SiLU and its gradient, and strided convolutions' columns
+// and their adjoint (stride 2 and 3, padded or not, odd sizes).
+func strideCases() []kcase {
+	cs := []kcase{
+		{"silu", []int{70001, 70001}, []int{1}, func(i int, v []float32) {
+			for k := range v {
+				v[k] *= 12 // reach the tails of the sigmoid
+			}
+		}, func(be exec.Backend, b []exec.Buf) { be.Unary(exec.OpSiLU, b[0], b[1], 70001) }},
+		{"silu grad", []int{70001, 70001, 70001}, []int{2}, func(i int, v []float32) {
+			for k := range v {
+				v[k] *= 12
+			}
+		}, func(be exec.Backend, b []exec.Buf) { be.Binary(exec.OpSiLUGrad, b[0], b[1], b[2], 70001, false, false) }},
+	}
+	for _, g := range []exec.Conv{
+		{N: 2, C: 3, H: 9, W: 7, O: 4, K: 3, Pad: 1, Stride: 2},
+		{N: 3, C: 2, H: 8, W: 8, O: 2, K: 3, Pad: 1, Stride: 2},
+		{N: 1, C: 2, H: 10, W: 11, O: 2, K: 3, Pad: 0, Stride: 2},
+		{N: 2, C: 2, H: 11, W: 9, O: 3, K: 5, Pad: 2, Stride: 3},
+		{N: 2, C: 1, H: 6, W: 6, O: 1, K: 1, Pad: 0, Stride: 2},
+	} {
+		g.OH, g.OW = (g.H+2*g.Pad-g.K)/g.Stride+1, (g.W+2*g.Pad-g.K)/g.Stride+1
+		in, cols := g.N*g.C*g.H*g.W, g.KDim()*g.N*g.PDim()
+		name := fmt.Sprintf("%dx%d/%d pad %d on %dx%d", g.K, g.K, g.Stride, g.Pad, g.H, g.W)
+		cs = append(cs,
+			kcase{"im2col " + name, []int{in, cols}, []int{1}, nil,
+				func(be exec.Backend, b []exec.Buf) { be.Im2col(b[0], b[1], g) }},
+			kcase{"col2im " + name, []int{cols, in}, []int{1}, nil,
+				func(be exec.Backend, b []exec.Buf) { be.Col2im(b[0], b[1], g) }})
+	}
+	return cs
+}
+
+// detTargets fills v (cells of exec.DetTargetFloats) with targets: about
+// a third of the cells positive, boxes near the cell or away from it.
+func detTargets(v []float32, classes int, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	for q := 0; q < len(v)/exec.DetTargetFloats; q++ {
+		t := v[q*exec.DetTargetFloats : (q+1)*exec.DetTargetFloats]
+		clear(t)
+		t[1] = 0.1
+		if rng.Intn(3) > 0 {
+			continue
+		}
+		x1, y1 := rng.Float32()*6-4, rng.Float32()*6-4
+		t[0], t[2], t[3] = 1, 0.1, float32(rng.Intn(classes))
+		t[4], t[5], t[6], t[7] = x1, y1, x1+0.2+rng.Float32()*5, y1+0.2+rng.Float32()*5
+	}
+}
+
+// detCases: the detection loss's terms and gradient, against package
+// detect's float64 reference.
+func detCases() []kcase {
+	var cs []kcase
+	for _, d := range []exec.Det{
+		{N: 2, Classes: 3, H: 5, W: 7, GIoU: 5, L1: 1, Cls: 1, Obj: 1},
+		{N: 3, Classes: 1, H: 4, W: 4, GIoU: 2, L1: 0.5, Cls: 0.7, Obj: 1.5},
+	} {
+		head, cells := d.Cells()*d.Channels(), d.Cells()
+		init := func(i int, v []float32) {
+			if i == 1 {
+				detTargets(v, d.Classes, int64(d.N))
+			}
+			if i == 2 && len(v) == 3 {
+				v[0], v[1], v[2] = 0.7, -1.3, 2
+			}
+		}
+		name := fmt.Sprintf("%d classes %dx%d", d.Classes, d.H, d.W)
+		cs = append(cs,
+			kcase{"det loss " + name, []int{head, cells * exec.DetTargetFloats, cells * 3}, []int{2}, init,
+				func(be exec.Backend, b []exec.Buf) { be.DetLoss(b[0], b[1], b[2], d) }},
+			kcase{"det loss grad " + name, []int{head, cells * exec.DetTargetFloats, 3, head}, []int{3}, init,
+				func(be exec.Backend, b []exec.Buf) { be.DetLossGrad(b[0], b[1], b[2], b[3], d) }})
+	}
+	return cs
+}
+
+// TestDetLayoutMatchesDetect: the kernels read the targets package detect
+// writes, and clamp as its reference does.
+func TestDetLayoutMatchesDetect(t *testing.T) {
+	if exec.DetTargetFloats != detect.TargetFloats || exec.DetLogClamp != detect.LogClamp {
+		t.Fatalf("exec reads %d target floats clamped at %d; detect writes %d clamped at %d",
+			exec.DetTargetFloats, exec.DetLogClamp, detect.TargetFloats, detect.LogClamp)
+	}
+}
+
+// TestSiLUExpAccuracy: the Go backend's exp behind SiLU is within 3e-7
+// of float64's over float32's range, and keeps SiLU's limits.
+func TestSiLUExpAccuracy(t *testing.T) {
+	worst := 0.0
+	for x0 := -87.0; x0 < 88.5; x0 += 0.0137 {
+		x := float64(float32(x0))
+		got := float64(exec.SiLU(float32(-x))) // x/(1+e^x) at -x
+		want := -x / (1 + math.Exp(x))
+		if e := math.Abs(got-want) / max(math.Abs(want), 1e-30); want != 0 && e > worst {
+			worst = e
+		}
+	}
+	if worst > 1e-6 {
+		t.Fatalf("SiLU differs from float64 by up to %.3g relative", worst)
+	}
+	for x, want := range map[float32]float32{-200: 0, 200: 200, 0: 0} {
+		if got := exec.SiLU(x); got != want {
+			t.Errorf("SiLU(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if nan := exec.SiLU(float32(math.NaN())); nan == nan {
+		t.Errorf("SiLU(NaN) = %v", nan)
+	}
+	t.Logf("largest relative difference from float64: %.2g", worst)
 }

@@ -152,3 +152,5 @@ func (s *sizer) Col2im(Buf, Buf, Conv)                                  {}
 func (s *sizer) Swap01(Buf, Buf, int, int, int, Epilogue)               {}
 func (s *sizer) Adam(Buf, Buf, Buf, Buf, int, Buf)                      {}
 func (s *sizer) SGD(Buf, Buf, Buf, int, Buf)                            {}
+func (s *sizer) DetLoss(Buf, Buf, Buf, Det)                             {}
+func (s *sizer) DetLossGrad(Buf, Buf, Buf, Buf, Det)                    {}

@@ -32,6 +32,36 @@ type ConvGradOp interface {
 	ConvGradWhich() int
 }
 
+// ConvStrider is implemented by a convolution op whose stride is not 1.
+type ConvStrider interface {
+	ConvStride() int
+}
+
+// UnaryKernelOp is implemented by an element-wise op of one input that
+// the Unary kernel computes (the model's SiLU).
+type UnaryKernelOp interface {
+	UnaryKernel() UnOp
+}
+
+// BinaryKernelOp is implemented by an element-wise op of two inputs of
+// the same size that the Binary kernel computes (SiLU's gradient).
+type BinaryKernelOp interface {
+	BinaryKernel() BinOp
+}
+
+// DetLossOp is implemented by a detection loss op: inputs the head and
+// the targets (see Det), output the three summed terms (box, class,
+// objectness).
+type DetLossOp interface {
+	DetGeometry() Det
+}
+
+// DetLossGradOp is a detection loss's gradient: inputs the head, the
+// targets and the gradient of the three terms; output the head's.
+type DetLossGradOp interface {
+	DetLossForward() DetLossOp
+}
+
 // NormOp is implemented by a batch-norm op (the model's own): input x
 // (N×C×…), output the normalised x. NormRunning is the running mean then
 // variance (2·C values), updated in place on the host.
@@ -737,6 +767,9 @@ func (p *planner) plan(i int, n *G.Node) {
 			return
 		}
 	}
+	if p.kernelOp(i, n, op, ins, in) {
+		return
+	}
 	if c, ok := op.(ConvOp); ok {
 		p.conv(i, n, c, in, n, Plain())
 		return
@@ -878,7 +911,54 @@ func poolOf(op G.Op, in, out tensor.Shape) (Pool, bool) {
 
 func convOf(c ConvOp) Conv {
 	n, ch, h, w, o, k, pad := c.ConvGeometry()
-	return Conv{N: n, C: ch, H: h, W: w, O: o, K: k, Pad: pad, OH: h + 2*pad - k + 1, OW: w + 2*pad - k + 1}
+	s := 1
+	if st, ok := c.(ConvStrider); ok {
+		s = max(st.ConvStride(), 1)
+	}
+	return Conv{N: n, C: ch, H: h, W: w, O: o, K: k, Pad: pad, OH: (h+2*pad-k)/s + 1, OW: (w+2*pad-k)/s + 1, Stride: s}
+}
+
+// kernelOp plans the ops that say which kernel computes them (element-wise
+// ones, the detection loss and its gradient); false for any other op.
+func (p *planner) kernelOp(i int, n *G.Node, op G.Op, ins []*G.Node, in []Buf) bool {
+	be, osz := p.be, size(n.Shape())
+	same := func(k int) bool { return len(ins) == k && size(ins[0].Shape()) == osz && size(ins[k-1].Shape()) == osz }
+	switch o := op.(type) {
+	case UnaryKernelOp:
+		if !same(1) {
+			return false
+		}
+		u, a, out := o.UnaryKernel(), in[0], p.out(n)
+		p.add(op.String(), func() { be.Unary(u, a, out, osz) })
+	case BinaryKernelOp:
+		if !same(2) {
+			return false
+		}
+		b, x, y, out := o.BinaryKernel(), in[0], in[1], p.out(n)
+		p.add(op.String(), func() { be.Binary(b, x, y, out, osz, false, false) })
+	case DetLossOp:
+		d := o.DetGeometry()
+		if len(ins) != 2 || size(ins[0].Shape()) != d.Cells()*d.Channels() || size(ins[1].Shape()) != d.Cells()*DetTargetFloats || osz != 3 {
+			return false
+		}
+		terms := p.alloc(3 * d.Cells())
+		head, tgt, out := in[0], in[1], p.out(n)
+		p.add(op.String(), func() {
+			be.DetLoss(head, tgt, terms, d)
+			be.Sum(terms, out, 1, d.Cells(), 3)
+		})
+	case DetLossGradOp:
+		d := o.DetLossForward().DetGeometry()
+		if len(ins) != 3 || size(ins[2].Shape()) != 3 || osz != d.Cells()*d.Channels() {
+			return false
+		}
+		head, tgt, g, out := in[0], in[1], in[2], p.out(n)
+		p.add(op.String(), func() { be.DetLossGrad(head, tgt, g, out, d) })
+	default:
+		return false
+	}
+	p.release(i, n)
+	return true
 }
 
 // partImages is how many images of g one part of the batch holds: as

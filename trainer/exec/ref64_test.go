@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"gpuwizard/trainer/detect"
 	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/optim"
 )
@@ -82,6 +83,9 @@ func bin64(op exec.BinOp, x, y float64) float64 {
 		return b(x <= y)
 	case exec.OpLT:
 		return b(x < y)
+	case exec.OpSiLUGrad:
+		sg := 1 / (1 + math.Exp(-x))
+		return y * sg * (1 + x*(1-sg))
 	}
 	return math.NaN()
 }
@@ -117,6 +121,8 @@ func (r *ref64) Unary(op exec.UnOp, a, out exec.Buf, n int) {
 			x = x * x
 		case exec.OpAbs:
 			x = math.Abs(x)
+		case exec.OpSiLU:
+			x = x / (1 + math.Exp(-x))
 		}
 		O[i] = x
 	}
@@ -321,7 +327,7 @@ func (r *ref64) Im2col(x, cols exec.Buf, p exec.Conv) {
 				for b := 0; b < p.N; b++ {
 					for oy := 0; oy < p.OH; oy++ {
 						for ox := 0; ox < p.OW; ox++ {
-							iy, ix := oy+ky-p.Pad, ox+kx-p.Pad
+							iy, ix := oy*p.S()+ky-p.Pad, ox*p.S()+kx-p.Pad
 							v := 0.0
 							if iy >= 0 && iy < p.H && ix >= 0 && ix < p.W {
 								v = X[((b*p.C+c)*p.H+iy)*p.W+ix]
@@ -346,7 +352,7 @@ func (r *ref64) Col2im(cols, x exec.Buf, p exec.Conv) {
 				for b := 0; b < p.N; b++ {
 					for oy := 0; oy < p.OH; oy++ {
 						for ox := 0; ox < p.OW; ox++ {
-							iy, ix := oy+ky-p.Pad, ox+kx-p.Pad
+							iy, ix := oy*p.S()+ky-p.Pad, ox*p.S()+kx-p.Pad
 							if iy >= 0 && iy < p.H && ix >= 0 && ix < p.W {
 								X[((b*p.C+c)*p.H+iy)*p.W+ix] += C[row*NP+b*p.PDim()+oy*p.OW+ox]
 							}
@@ -436,4 +442,21 @@ func sgd64(p, g, vel []float64, lr, momentum, decay float64) {
 		vel[i] = momentum*vel[i] + g[i] + decay*p[i]
 		p[i] -= lr * vel[i]
 	}
+}
+
+func detOf(d exec.Det) (detect.Head, detect.Gains) {
+	return detect.Head{N: d.N, Classes: d.Classes, H: d.H, W: d.W},
+		detect.Gains{GIoU: float64(d.GIoU), L1: float64(d.L1), Cls: float64(d.Cls), Obj: float64(d.Obj)}
+}
+
+// DetLoss is package detect's float64 reference.
+func (r *ref64) DetLoss(head, tgt, terms exec.Buf, d exec.Det) {
+	h, g := detOf(d)
+	copy(r.bufs[terms], detect.LossTerms64(r.bufs[head][:h.Cells()*h.Channels()], r.bufs[tgt], h, g))
+}
+
+func (r *ref64) DetLossGrad(head, tgt, gr, out exec.Buf, d exec.Det) {
+	h, g := detOf(d)
+	G := r.bufs[gr]
+	copy(r.bufs[out], detect.LossGrad64(r.bufs[head][:h.Cells()*h.Channels()], r.bufs[tgt], [3]float64{G[0], G[1], G[2]}, h, g))
 }

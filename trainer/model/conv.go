@@ -15,13 +15,14 @@ import (
 )
 
 // convOp is a fused 2-D convolution, with or without bias, for NCHW float32 tensors,
-// stride 1: out = W ⊛ x + b. gorgonia's own Conv2d decomposes into
+// stride 1 or more: out = W ⊛ x + b. gorgonia's own Conv2d decomposes into
 // im2col, a GEMM in NHWC order, a transpose back to NCHW and a broadcast
 // add, each allocating; this op reuses its buffers. Its gradients are
 // separate ops that reuse the columns the forward pass built.
 type convOp struct {
 	n, c, h, w int // input
 	o, k, pad  int // filters, kernel size (square), padding
+	stride     int
 	oh, ow     int
 	cols       []float32 // (c·k·k) × (n·oh·ow), valid after Do
 	tmp        []float32 // o × (n·oh·ow)
@@ -29,9 +30,14 @@ type convOp struct {
 	bias       bool      // a third input b (1×O×1×1) is added
 }
 
-func newConvOp(n, c, h, w, o, k, pad int) *convOp {
-	return &convOp{n: n, c: c, h: h, w: w, o: o, k: k, pad: pad, oh: h + 2*pad - k + 1, ow: w + 2*pad - k + 1}
+func newConvOp(n, c, h, w, o, k, pad, stride int) *convOp {
+	stride = max(stride, 1)
+	return &convOp{n: n, c: c, h: h, w: w, o: o, k: k, pad: pad, stride: stride,
+		oh: (h+2*pad-k)/stride + 1, ow: (w+2*pad-k)/stride + 1}
 }
+
+// ConvStride implements exec.ConvStrider.
+func (op *convOp) ConvStride() int { return op.stride }
 
 // ConvGeometry implements exec.ConvOp.
 func (op *convOp) ConvGeometry() (n, c, h, w, o, k, pad int) {
@@ -62,6 +68,9 @@ func (op *convOp) OverwritesInput() int {
 	return -1
 }
 func (op *convOp) String() string {
+	if op.stride > 1 {
+		return fmt.Sprintf("Conv%dx%d/%d(pad %d, %d→%d)", op.k, op.k, op.stride, op.pad, op.c, op.o)
+	}
 	return fmt.Sprintf("Conv%dx%d(pad %d, %d→%d)", op.k, op.k, op.pad, op.c, op.o)
 }
 func (op *convOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%p", op) }
@@ -137,7 +146,7 @@ func (op *convOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 }
 
 func (op *convOp) geometry() exec.Conv {
-	return exec.Conv{N: op.n, C: op.c, H: op.h, W: op.w, O: op.o, K: op.k, Pad: op.pad, OH: op.oh, OW: op.ow}
+	return exec.Conv{N: op.n, C: op.c, H: op.h, W: op.w, O: op.o, K: op.k, Pad: op.pad, OH: op.oh, OW: op.ow, Stride: op.stride}
 }
 
 func gemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -10,15 +10,17 @@ type Layer struct {
 	Op      string // one of the Layer* kinds
 	Name    string // the parameters' prefix
 	In, Out int    // channels (convolution, batch norm) or features (dense)
-	K, Pad  int    // a convolution's square kernel side and zero padding (stride 1)
+	K, Pad  int    // a convolution's square kernel side and zero padding
+	Stride  int    // a convolution's stride (0: 1)
 	Bias    bool   // a convolution with a bias (none when a batch norm follows)
 }
 
 // Layer kinds.
 const (
-	LayerConv          = "conv"      // convolution, stride 1: weights Out×In×K×K, bias 1×Out×1×1
+	LayerConv          = "conv"      // convolution (stride Stride): weights Out×In×K×K, bias 1×Out×1×1
 	LayerBatchNorm     = "batchnorm" // batch normalisation with running statistics, then ·gamma + beta (1×C×1×1)
 	LayerReLU          = "relu"
+	LayerSiLU          = "silu"    // x·σ(x)
 	LayerMaxPool       = "maxpool" // 2×2 windows, stride 2
 	LayerFlatten       = "flatten" // N×… to N×(the rest)
 	LayerDense         = "dense"   // x·W + b: weights In×Out, bias 1×Out
@@ -30,6 +32,9 @@ const BatchNormEpsilon = 1e-5
 
 // Layers lists the layers of the network s describes (s valid).
 func (s Spec) Layers() []Layer {
+	if s.IsDetector() {
+		return s.detectorLayers()
+	}
 	dense := func(name string, in, out int) Layer { return Layer{Op: LayerDense, Name: name, In: in, Out: out} }
 	relu, pool := Layer{Op: LayerReLU}, Layer{Op: LayerMaxPool}
 	switch s.Kind {

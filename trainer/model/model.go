@@ -26,12 +26,16 @@ const (
 	CNN   = "cnn"
 )
 
-// Kinds lists the model kinds, for help texts and validation.
-var Kinds = []string{MLP, LeNet, CNN}
+// Kinds lists the model kinds, for help texts and validation: the
+// classifiers, then the detectors (DetectKinds).
+var Kinds = []string{MLP, LeNet, CNN, DetN, DetS}
+
+// ClassifyKinds lists the classifiers.
+var ClassifyKinds = []string{MLP, LeNet, CNN}
 
 // Spec describes the network to build.
 type Spec struct {
-	Kind     string // MLP, LeNet or CNN
+	Kind     string // MLP, LeNet, CNN, or a detector (DetN, DetS)
 	Channels int    // 1 (grey) or 3 (colour)
 	Height   int
 	Width    int
@@ -43,8 +47,10 @@ type Spec struct {
 func (s Spec) Validate() error {
 	switch s.Kind {
 	case MLP, LeNet, CNN:
+	case DetN, DetS:
+		return s.validateDetector()
 	default:
-		return fmt.Errorf("%w: model %q is not one of mlp, lenet, cnn", ErrModel, s.Kind)
+		return fmt.Errorf("%w: model %q is not one of mlp, lenet, cnn, det-n, det-s", ErrModel, s.Kind)
 	}
 	if s.Channels != 1 && s.Channels != 3 {
 		return fmt.Errorf("%w: %d channels: images must be grey (1) or colour (3)", ErrModel, s.Channels)
@@ -214,13 +220,13 @@ func (b *builder) must(n *G.Node, err error) *G.Node {
 // conv adds a stride-1 convolution (convOp), with a bias unless a batch
 // norm follows (which would cancel it: its gradient is zero, only rounding
 // noise that Adam would amplify into steps).
-func (b *builder) conv(x *G.Node, name string, in, out, k, pad int, bias bool) *G.Node {
+func (b *builder) conv(x *G.Node, name string, in, out, k, pad, stride int, bias bool) *G.Node {
 	if b.err != nil {
 		return x
 	}
 	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, "he")
 	s := x.Shape()
-	op := newConvOp(s[0], in, s[2], s[3], out, k, pad)
+	op := newConvOp(s[0], in, s[2], s[3], out, k, pad, stride)
 	op.dataInput = x.Name() == "x"
 	if !bias {
 		return b.must(G.ApplyOp(op, x, w))
@@ -268,11 +274,13 @@ func (b *builder) relu(x *G.Node) *G.Node {
 func (b *builder) layer(x *G.Node, l Layer) *G.Node {
 	switch l.Op {
 	case LayerConv:
-		return b.conv(x, l.Name, l.In, l.Out, l.K, l.Pad, l.Bias)
+		return b.conv(x, l.Name, l.In, l.Out, l.K, l.Pad, l.Stride, l.Bias)
 	case LayerBatchNorm:
 		return b.batchNorm(x, l.Name, l.Out)
 	case LayerReLU:
 		return b.relu(x)
+	case LayerSiLU:
+		return b.silu(x)
 	case LayerMaxPool:
 		return b.pool(x)
 	case LayerFlatten:
@@ -340,7 +348,11 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 	if err := G.Let(gr.x, gr.xT); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
-	if train {
+	if train && s.IsDetector() {
+		if err := n.detLoss(g, gr, logits); err != nil {
+			return nil, fmt.Errorf("%w: building the detection loss: %w", ErrModel, err)
+		}
+	} else if train {
 		// Only the training graph has labels and a loss.
 		gr.y = G.NewMatrix(g, tensor.Float32, G.WithShape(bs, s.Classes), G.WithName("y"))
 		gr.yT = tensor.New(tensor.WithShape(bs, s.Classes), tensor.Of(tensor.Float32))
@@ -362,10 +374,13 @@ func (n *Net) build(train bool, rng *rand.Rand) (*graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: building the loss: %w", ErrModel, err)
 		}
+	}
+	if train {
 		var nodes G.Nodes
 		for _, p := range n.Params {
 			nodes = append(nodes, p.train)
 		}
+		var err error
 		if gr.grads, err = G.Grad(gr.loss, nodes...); err != nil {
 			return nil, fmt.Errorf("%w: differentiating: %w", ErrModel, err)
 		}
@@ -429,8 +444,8 @@ func (n *Net) Predict(x []float32) ([]float32, error) {
 }
 
 func (n *Net) checkBatch(x, y []float32) error {
-	if len(x) != n.Batch*n.InputSize() || len(y) != n.Batch*n.Spec.Classes {
-		return fmt.Errorf("%w: batch of %d inputs and %d labels, want %d and %d", ErrModel, len(x), len(y), n.Batch*n.InputSize(), n.Batch*n.Spec.Classes)
+	if len(x) != n.Batch*n.InputSize() || len(y) != n.Batch*n.Spec.LabelSize() {
+		return fmt.Errorf("%w: batch of %d inputs and %d labels, want %d and %d", ErrModel, len(x), len(y), n.Batch*n.InputSize(), n.Batch*n.Spec.LabelSize())
 	}
 	return nil
 }
@@ -472,9 +487,13 @@ func (n *Net) SetStates(st []State) error {
 // labels, the workload of `gpuwizard bench` and of time estimates.
 func (n *Net) RandomBatch(rng *rand.Rand) (x, y []float32) {
 	x = make([]float32, n.Batch*n.InputSize())
-	y = make([]float32, n.Batch*n.Spec.Classes)
+	y = make([]float32, n.Batch*n.Spec.LabelSize())
 	for i := range x {
 		x[i] = rng.Float32()
+	}
+	if n.Spec.IsDetector() {
+		n.randomTargets(rng, y)
+		return x, y
 	}
 	for i := 0; i < n.Batch; i++ {
 		y[i*n.Spec.Classes+rng.Intn(n.Spec.Classes)] = 1
@@ -484,7 +503,9 @@ func (n *Net) RandomBatch(rng *rand.Rand) (x, y []float32) {
 
 // ExecGraphs describes the training graph (inputs x and y; outputs loss and
 // logits; the gradient of every parameter) and the evaluation graph (input
-// x; output logits) for the executor.
+// x; output logits) for the executor. A detector's training graph outputs
+// its three loss terms (box, class, objectness) in place of logits, and
+// its evaluation graph the raw head (N×(5+classes)×H/8×W/8).
 func (n *Net) ExecGraphs() (train, eval exec.Graph) {
 	var tp, ep []*G.Node
 	for _, p := range n.Params {

@@ -30,7 +30,18 @@ const (
 	Opset      = 13
 	InputName  = "image"
 	OutputName = "probabilities"
+	// HeadName is a detector's output: the raw head (see DecodeDoc).
+	HeadName = "head"
 )
+
+// DecodeDoc says how a detector's raw head becomes boxes, for the file's
+// metadata ("decode"); package detect's Decode does it.
+const DecodeDoc = "head is N×(5+classes)×(H/8)×(W/8): per cell (row gy, column gx) of the grid of 8-pixel cells, channels " +
+	"dx, dy, tw, th, objectness, then one logit per class. The box centre is ((gx + 0.5 + dx)·8, (gy + 0.5 + dy)·8) and " +
+	"its size (e^tw·8, e^th·8) in canvas pixels, tw and th clamped to ±8 first; the score of class c is " +
+	"sigmoid(objectness)·sigmoid(logit c); keep each cell's best class above a threshold (0.25), then per-class NMS " +
+	"(IoU 0.45). The canvas is the image letterboxed (scaled to fit, centred, padded with grey 114): map boxes back " +
+	"with (x − pad)/scale."
 
 // Tensor is one named parameter, as a checkpoint holds it.
 type Tensor struct {
@@ -56,6 +67,10 @@ func Preprocessing(s model.Spec) string {
 	colour := "1 channel: the luma (0.299 R + 0.587 G + 0.114 B)"
 	if s.Channels == 3 {
 		colour = "3 channels: R, G, B planes"
+	}
+	if s.IsDetector() {
+		return fmt.Sprintf("float32 N×%d×%d×%d (NCHW), %s, pixels scaled to [0, 1] (value/255), the image letterboxed to %d×%d (scaled to fit, aspect kept, centred, padded with grey 114); no mean or standard deviation",
+			s.Channels, s.Height, s.Width, colour, s.Width, s.Height)
 	}
 	return fmt.Sprintf("float32 N×%d×%d×%d (NCHW), %s, pixels scaled to [0, 1] (value/255), the image resized to %d×%d; no mean or standard deviation: nothing else is done outside the graph",
 		s.Channels, s.Height, s.Width, colour, s.Width, s.Height)
@@ -96,6 +111,10 @@ func Encode(m Model) ([]byte, error) {
 			meta("preprocessing", Preprocessing(s)),
 		},
 	}
+	if s.IsDetector() {
+		mp.MetadataProps = append(mp.MetadataProps, meta("task", "detect"), meta("stride", strconv.Itoa(model.DetStride)),
+			meta("output", HeadName), meta("decode", DecodeDoc))
+	}
 	b, err := proto.Marshal(mp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encoding: %w", ErrExport, err)
@@ -119,8 +138,14 @@ func buildGraph(m Model) (*pb.GraphProto, error) {
 	for _, l := range s.Layers() {
 		h = b.layer(h, l)
 	}
-	h = b.node("Softmax", []string{h}, OutputName, intAttr("axis", 1))
-	b.g.Output = []*pb.ValueInfoProto{valueInfo(OutputName, dimParam("N"), dim(s.Classes))}
+	if s.IsDetector() {
+		gh, gw := s.Grid()
+		b.node("Identity", []string{h}, HeadName)
+		b.g.Output = []*pb.ValueInfoProto{valueInfo(HeadName, dimParam("N"), dim(5+s.Classes), dim(gh), dim(gw))}
+	} else {
+		b.node("Softmax", []string{h}, OutputName, intAttr("axis", 1))
+		b.g.Output = []*pb.ValueInfoProto{valueInfo(OutputName, dimParam("N"), dim(s.Classes))}
+	}
 	if b.err == nil && len(b.used) != len(m.Params) {
 		b.err = fmt.Errorf("%w: the checkpoint has %d tensors, the %s uses %d", ErrExport, len(m.Params), s.Kind, len(b.used))
 	}
@@ -150,14 +175,16 @@ func (b *builder) layer(x string, l model.Layer) string {
 		if l.Bias {
 			in = append(in, b.param(l.Name+".b", l.Out))
 		}
-		p := int64(l.Pad)
-		return b.node("Conv", in, "", intsAttr("kernel_shape", int64(l.K), int64(l.K)), intsAttr("pads", p, p, p, p), intsAttr("strides", 1, 1))
+		p, st := int64(l.Pad), int64(max(l.Stride, 1))
+		return b.node("Conv", in, "", intsAttr("kernel_shape", int64(l.K), int64(l.K)), intsAttr("pads", p, p, p, p), intsAttr("strides", st, st))
 	case model.LayerBatchNorm:
 		mean, variance := b.batchStats(l.Name, l.Out)
 		in := []string{x, b.param(l.Name+".gamma", l.Out), b.param(l.Name+".beta", l.Out), mean, variance}
 		return b.node("BatchNormalization", in, "", floatAttr("epsilon", model.BatchNormEpsilon))
 	case model.LayerReLU:
 		return b.node("Relu", []string{x}, "")
+	case model.LayerSiLU: // x·σ(x): opset 13 has no SiLU
+		return b.node("Mul", []string{x, b.node("Sigmoid", []string{x}, "")}, "")
 	case model.LayerMaxPool:
 		return b.node("MaxPool", []string{x}, "", intsAttr("kernel_shape", 2, 2), intsAttr("strides", 2, 2))
 	case model.LayerFlatten:

@@ -71,3 +71,56 @@ func TestEncodeRefusesAMismatchedModel(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeDetector: a detector's graph has its strided convolutions,
+// SiLU as Sigmoid and Mul, and ends in the raw head, with the decoding in
+// the metadata.
+func TestEncodeDetector(t *testing.T) {
+	s := model.Spec{Kind: model.DetN, Channels: 3, Height: 64, Width: 64, Classes: 2}
+	m := Model{Spec: s, Classes: []string{"a", "b"}}
+	for _, l := range s.Layers() {
+		switch l.Op {
+		case model.LayerConv:
+			m.Params = append(m.Params, Tensor{Name: l.Name + ".w", Shape: []int{l.Out, l.In, l.K, l.K}, Data: make([]float32, l.Out*l.In*l.K*l.K)})
+			if l.Bias {
+				m.Params = append(m.Params, Tensor{Name: l.Name + ".b", Shape: []int{1, l.Out, 1, 1}, Data: make([]float32, l.Out)})
+			}
+		case model.LayerBatchNorm:
+			m.Params = append(m.Params, Tensor{Name: l.Name + ".gamma", Shape: []int{1, l.Out, 1, 1}, Data: make([]float32, l.Out)},
+				Tensor{Name: l.Name + ".beta", Shape: []int{1, l.Out, 1, 1}, Data: make([]float32, l.Out)})
+			m.Stats = append(m.Stats, make([]float32, l.Out), make([]float32, l.Out))
+		}
+	}
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(b, &mp); err != nil {
+		t.Fatal(err)
+	}
+	counts, strided := map[string]int{}, 0
+	for _, n := range mp.GetGraph().GetNode() {
+		counts[n.GetOpType()]++
+		for _, a := range n.GetAttribute() {
+			if a.GetName() == "strides" && a.GetInts()[0] == 2 {
+				strided++
+			}
+		}
+	}
+	if strided != 3 || counts["Sigmoid"] != counts["Mul"] || counts["Sigmoid"] != counts["BatchNormalization"] || counts["Softmax"] != 0 {
+		t.Fatalf("nodes %v, %d strided convolutions", counts, strided)
+	}
+	out := mp.GetGraph().GetOutput()[0]
+	dims := out.GetType().GetTensorType().GetShape().GetDim()
+	if out.GetName() != HeadName || len(dims) != 4 || dims[1].GetDimValue() != 7 || dims[2].GetDimValue() != 8 {
+		t.Fatalf("output %s %v, want head N×7×8×8", out.GetName(), dims)
+	}
+	meta := map[string]string{}
+	for _, p := range mp.GetMetadataProps() {
+		meta[p.GetKey()] = p.GetValue()
+	}
+	if meta["task"] != "detect" || meta["stride"] != "8" || meta["decode"] != DecodeDoc {
+		t.Fatalf("metadata %v", meta)
+	}
+}

@@ -11,6 +11,7 @@ package cudaemu
 #cgo CFLAGS: -O2 -std=gnu11 -Wno-unused-function
 #cgo LDFLAGS: -lm
 #include "emu.h"
+#include "kernels_sha256.h"
 #include "../../../../assets/kernels/kernels.cu"
 
 static float u2f(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
@@ -35,11 +36,13 @@ static void c_maxpool_grad(uint64_t *a) { gw_maxpool_grad(P(0), P(1), P(2), P(3)
 static void c_bn_train(uint64_t *a) { gw_bn_train(P(0), P(1), P(2), P(3), I(4), I(5), I(6), F(7), F(8)); }
 static void c_bn_eval(uint64_t *a) { gw_bn_eval(P(0), P(1), P(2), I(3), I(4), I(5), F(6)); }
 static void c_bn_grad(uint64_t *a) { gw_bn_grad(P(0), P(1), P(2), P(3), I(4), I(5), I(6)); }
-static void c_im2col(uint64_t *a) { gw_im2col(P(0), P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9)); }
-static void c_col2im(uint64_t *a) { gw_col2im(P(0), P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9)); }
+static void c_im2col(uint64_t *a) { gw_im2col(P(0), P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), I(10)); }
+static void c_col2im(uint64_t *a) { gw_col2im(P(0), P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), I(10)); }
 static void c_swap01(uint64_t *a) { gw_swap01(P(0), P(1), I(2), I(3), I(4), P(5), P(6), I(7), I(8), P(9)); }
 static void c_adam(uint64_t *a) { gw_adam(P(0), P(1), P(2), P(3), I(4), P(5)); }
 static void c_sgd(uint64_t *a) { gw_sgd(P(0), P(1), P(2), I(3), P(4)); }
+static void c_det_loss(uint64_t *a) { gw_det_loss(P(0), P(1), P(2), I(3), I(4), I(5), I(6), F(7), F(8), F(9), F(10)); }
+static void c_det_loss_grad(uint64_t *a) { gw_det_loss_grad(P(0), P(1), P(2), P(3), I(4), I(5), I(6), I(7), F(8), F(9), F(10), F(11)); }
 static void c_sgemm(uint64_t *a) { gw_sgemm(I(0), I(1), I(2), I(3), I(4), P(5), P(6), P(7), F(8), I(9), I(10), P(11)); }
 
 static struct { const char *name; emu_call f; int sync; } emu_table[] = {
@@ -49,7 +52,7 @@ static struct { const char *name; emu_call f; int sync; } emu_table[] = {
 	{"gw_maxpool", c_maxpool, 0}, {"gw_maxpool_grad", c_maxpool_grad, 0}, {"gw_bn_train", c_bn_train, 1},
 	{"gw_bn_eval", c_bn_eval, 0}, {"gw_bn_grad", c_bn_grad, 1}, {"gw_im2col", c_im2col, 0},
 	{"gw_col2im", c_col2im, 0}, {"gw_swap01", c_swap01, 0}, {"gw_adam", c_adam, 0}, {"gw_sgd", c_sgd, 0},
-	{"gw_sgemm", c_sgemm, 1}, {NULL, NULL, 0}};
+	{"gw_sgemm", c_sgemm, 1}, {"gw_det_loss", c_det_loss, 0}, {"gw_det_loss_grad", c_det_loss_grad, 0}, {NULL, NULL, 0}};
 
 // Synchronising kernels: every GPU thread of a block is a coroutine with
 // its own stack; the scheduler resumes each in turn until it yields (at a
@@ -197,6 +200,10 @@ const (
 func errCapture(what string) error {
 	return fmt.Errorf("cudaemu: %s is not permitted while the stream is captured (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)", what)
 }
+
+// KernelsSHA256 is the SHA-256 of the kernels.cu this build compiled, as
+// kernels_sha256.h (written by make kernels) records it.
+func KernelsSHA256() string { return C.GW_KERNELS_SHA256 }
 
 // New returns an emulated device.
 func New() *Device {
