@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -228,5 +229,69 @@ func TestFixCancelRestores(t *testing.T) {
 	}
 	if now := l.freeze(t); !bytes.Equal(now, l.original) {
 		t.Fatalf("after cancel:\n%s\nwant:\n%s", now, l.original)
+	}
+}
+
+// Two builds in one environment, end to end: onnxruntime beside
+// onnxruntime-gpu (sharing the folder onnxruntime, as the real ones do).
+func TestFixConflictingBuildsEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	err := fixtest.Build(index,
+		fixtest.Wheel{Name: "onnxruntime", Version: "1.20.1", Module: "onnxruntime"},
+		fixtest.Wheel{Name: "onnxruntime-gpu", Version: "1.20.1", Module: "onnxruntime", CUDA: "12.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := fixtest.Venv(ctx, filepath.Join(t.TempDir(), "venv"), index, "onnxruntime-gpu==1.20.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CPU package second, over the GPU one's files: what `pip install
+	// something-needing-onnxruntime` does.
+	if _, err := fixtest.Venv(ctx, filepath.Dir(filepath.Dir(py)), index, "onnxruntime==1.20.1"); err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := compat.LoadMatrix()
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		f := fixtest.Machine()
+		env, _ := probe.Interpreter(probe.Options{Home: home, Environ: map[string]string{}}, py)
+		env.Commands = []string{"python"}
+		f.Pythons = []gpu.PythonEnv{env}
+		return doctor.Diagnose(f, m), nil
+	})
+	rep, _ := check(ctx)
+	p, err := Make(rep, m, Options{Interpreter: py, IndexURL: index, Home: home})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindConflict {
+		t.Fatalf("plan: %v %+v (findings %v)", err, p, rep.Findings)
+	}
+	var log logLines
+	res, err := Execute(ctx, p, Exec{Checker: check, Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "onnxruntime_cpu_and_gpu_packages") {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	after, _ := fixtest.Freeze(ctx, py)
+	if !bytes.Contains(after, []byte("onnxruntime-gpu==1.20.1\n")) && !bytes.Contains(after, []byte("onnxruntime_gpu==1.20.1\n")) ||
+		bytes.Contains(after, []byte("\nonnxruntime==")) || bytes.HasPrefix(after, []byte("onnxruntime==")) {
+		t.Errorf("after the fix:\n%s", after)
+	}
+	// The shared files are the GPU package's again.
+	out, err := exec.Command(py, "-c", "import onnxruntime.version as v; print(v.built_by, v.cuda)").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "onnxruntime-gpu 12.4" {
+		t.Errorf("onnxruntime imports %q (%v), want the GPU package's files", out, err)
+	}
+	u, err := Undo(ctx, res.Dir, Exec{Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, original)
+	}
+	if rep, _ := check(ctx); !hasFinding(rep, "onnxruntime_cpu_and_gpu_packages") {
+		t.Errorf("after undo both packages are back, yet the doctor does not say so: %v", rep.Findings)
 	}
 }

@@ -1,8 +1,10 @@
 // Package fix applies the fixes the doctor names that can be applied
 // safely inside one Python environment: the framework wheel (a CPU-only,
 // ROCm or wrong-CUDA torch, a build without kernels for the GPU, with
-// torchvision and torchaudio matched) and a user-site copy that shadows the
-// environment's. Drivers, Secure Boot, containers and code are never
+// torchvision and torchaudio matched), a user-site copy that shadows the
+// environment's, and two builds installed in one environment (onnxruntime
+// beside onnxruntime-gpu, paddlepaddle beside paddlepaddle-gpu,
+// tensorflow-cpu beside tensorflow). Drivers, Secure Boot, containers and code are never
 // changed: those findings are listed as not fixable, with the reason.
 //
 // A Plan says which interpreter, the exact commands (always that
@@ -62,8 +64,10 @@ type Action struct {
 	// UserSite are the user-site copies removed ("torch==2.5.1+cpu"), which
 	// undo puts back with pip install --user (the freeze cannot tell them
 	// from the environment's).
-	UserSite []string  `json:"user_site,omitempty"`
-	Install  []string  `json:"install,omitempty"` // "torch==2.9.*"
+	UserSite []string `json:"user_site,omitempty"`
+	Install  []string `json:"install,omitempty"` // "torch==2.9.*"
+	// Index is where this action's wheels come from, when not the plan's.
+	Index    string    `json:"index,omitempty"`
 	Commands []Command `json:"commands"`
 }
 
@@ -122,9 +126,16 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 		if f.Severity == gpu.SevOK || f.Severity == gpu.SevInfo {
 			continue
 		}
+		_, _, conflict := conflictOf(f, env)
 		switch why := unfixableWhy(f, env); {
 		case why != "":
 			p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
+		case conflict:
+			if a, why := conflictAction(env, o.IndexURL, f); why != "" {
+				p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
+			} else {
+				p.Actions = append(p.Actions, a)
+			}
 		case f.ID == "torch_installed_twice":
 			shadow = append(shadow, f)
 		default:
@@ -184,8 +195,9 @@ func samePath(a, b string) bool {
 
 // unfixableWhy is why finding f is not changed in env, "" when it can be.
 func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
+	_, _, conflict := conflictOf(f, env)
 	switch {
-	case wheelFindings[f.ID] || f.ID == "torch_installed_twice":
+	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict:
 		if !aboutInterpreter(f, env.Interpreter) {
 			return "it is about another Python; fix that one with: gpuwizard fix --python PATH"
 		}
@@ -285,6 +297,10 @@ func installer(env gpu.PythonEnv, name string) string {
 		return ""
 	}
 	m, _ := filepath.Glob(filepath.Join(pk.Location, name+"-*.dist-info", "INSTALLER"))
+	if under := strings.ReplaceAll(name, "-", "_"); under != name {
+		more, _ := filepath.Glob(filepath.Join(pk.Location, under+"-*.dist-info", "INSTALLER"))
+		m = append(m, more...)
+	}
 	for _, f := range m {
 		st, err := os.Lstat(f)
 		if err != nil || !st.Mode().IsRegular() || st.Size() > 256 {
@@ -346,4 +362,7 @@ func isUnder(path, dir string) bool {
 
 // Fixable says whether a finding of the doctor is one a plan may fix (in
 // the right environment): the window offers "Fix it" on those.
-func Fixable(id string) bool { return wheelFindings[id] || id == "torch_installed_twice" }
+func Fixable(id string) bool {
+	_, conflict := conflictRules[id]
+	return wheelFindings[id] || id == "torch_installed_twice" || conflict
+}

@@ -381,3 +381,89 @@ func TestUndoUserSiteCopy(t *testing.T) {
 		t.Errorf("the user-site copy is not put back: %s", c)
 	}
 }
+
+// Two builds in one environment: the CPU packages go and the GPU one is
+// reinstalled at its version, with the environment's own pip.
+func TestPlanConflictingBuilds(t *testing.T) {
+	env := cpuVenv()
+	site := env.SitePackages[0]
+	env.Packages = []gpu.Package{
+		{Name: "onnxruntime", Version: "1.20.1", Location: site},
+		{Name: "onnxruntime-gpu", Version: "1.20.1", Location: site},
+		{Name: "paddlepaddle", Version: "3.0.0", Location: site},
+		{Name: "paddlepaddle-gpu", Version: "2.6.2", Location: site},
+		{Name: "tensorflow", Version: "2.18.0", Location: site},
+		{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true, BuildNote: "tensorflow-cpu package"}}
+	p, err := Make(report(t, env), matrix(t), Options{Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"onnxruntime_cpu_and_gpu_packages": {venvPy + " -m pip uninstall -y onnxruntime",
+			venvPy + " -m pip install --force-reinstall --no-deps onnxruntime-gpu==1.20.1"},
+		"paddlepaddle_cpu_and_gpu_packages": {venvPy + " -m pip uninstall -y paddlepaddle",
+			venvPy + " -m pip install --force-reinstall --no-deps paddlepaddle-gpu==2.6.2"},
+		"tf_cpu_only": {venvPy + " -m pip uninstall -y tensorflow-cpu",
+			venvPy + " -m pip install --force-reinstall --no-deps tensorflow==2.18.0"}}
+	got := map[string]bool{}
+	for _, a := range p.Actions {
+		if a.Kind != KindConflict || len(a.Findings) != 1 || len(a.Commands) != 2 {
+			t.Errorf("action: %+v", a)
+			continue
+		}
+		w, ok := want[a.Findings[0]]
+		if !ok || a.Commands[0].String() != w[0] || a.Commands[1].String() != w[1] {
+			t.Errorf("%s: %v, want %q", a.Findings[0], a.Commands, w)
+		}
+		got[a.Findings[0]] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fixed %v, want %d findings; plan %+v", got, len(want), p)
+	}
+	var b strings.Builder
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"removes: onnxruntime 1.20.1", "installs: onnxruntime-gpu==1.20.1 (reinstalled) (from PyPI", "$ " + want["tf_cpu_only"][0]} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+	for _, id := range []string{"onnxruntime_cpu_and_gpu_packages", "paddlepaddle_cpu_and_gpu_packages"} {
+		if !Fixable(id) {
+			t.Errorf("Fixable(%s) is false", id)
+		}
+	}
+	// A local folder of wheels is read with --find-links.
+	dir := t.TempDir()
+	p, _ = Make(report(t, env), matrix(t), Options{IndexURL: dir})
+	if len(p.Actions) == 0 || !strings.HasSuffix(p.Actions[0].Commands[1].String(), "--no-index --find-links "+gpu.ShellQuote(dir)) {
+		t.Errorf("with a local index: %+v", p.Actions)
+	}
+}
+
+// The CPU package alone is not two builds; the GPU package installed by
+// conda is not changed with pip.
+func TestPlanConflictNeedsBoth(t *testing.T) {
+	env := cpuVenv()
+	site := t.TempDir()
+	env.Packages = []gpu.Package{{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true}}
+	p, _ := Make(report(t, env), matrix(t), Options{})
+	for _, a := range p.Actions {
+		if a.Kind == KindConflict {
+			t.Errorf("tensorflow-cpu alone planned as a conflict: %+v", a)
+		}
+	}
+	dist := filepath.Join(site, "onnxruntime_gpu-1.20.1.dist-info")
+	if err := os.Mkdir(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "INSTALLER"), []byte("conda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.Packages = []gpu.Package{{Name: "onnxruntime", Version: "1.20.1", Location: site}, {Name: "onnxruntime-gpu", Version: "1.20.1", Location: site}}
+	p, _ = Make(report(t, env), matrix(t), Options{})
+	if p.Fixable() || len(p.NotFixable) == 0 || !strings.Contains(p.NotFixable[0].Why, "installed by conda") {
+		t.Errorf("a conda-installed onnxruntime-gpu: %+v", p)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"gpuwizard/gpu"
@@ -23,10 +24,15 @@ import (
 // Python is the interpreter the test environments are made with.
 const Python = "/usr/bin/python3"
 
-// Wheel is one fake wheel: a package whose <name>/version.py says its
+// Wheel is one fake wheel: a package whose <module>/version.py says its
 // version and CUDA ("" for a CPU-only build).
 type Wheel struct {
 	Name, Version, CUDA string
+	// Module is the folder it installs; "": Name. Two wheels with one
+	// Module share files, as onnxruntime and onnxruntime-gpu do.
+	Module string
+	// Files are more files (path in the wheel → content).
+	Files map[string]string
 }
 
 // Build writes the wheels into dir.
@@ -44,12 +50,21 @@ func write(dir string, w Wheel) error {
 	if w.CUDA != "" {
 		cuda = "'" + w.CUDA + "'"
 	}
-	dist := w.Name + "-" + w.Version + ".dist-info"
+	mod := w.Module
+	if mod == "" {
+		mod = w.Name
+	}
+	// A wheel's file name and dist-info spell a name with underscores.
+	under := strings.ReplaceAll(w.Name, "-", "_")
+	dist := under + "-" + w.Version + ".dist-info"
 	files := [][2]string{
-		{w.Name + "/__init__.py", "from .version import __version__\n"},
-		{w.Name + "/version.py", fmt.Sprintf("__version__ = '%s'\ncuda = %s\ngit_version = 'fake'\n", w.Version, cuda)},
+		{mod + "/__init__.py", "from .version import __version__\n"},
+		{mod + "/version.py", fmt.Sprintf("__version__ = '%s'\ncuda = %s\ngit_version = 'fake'\nbuilt_by = '%s'\n", w.Version, cuda, w.Name)},
 		{dist + "/METADATA", fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: a fake wheel of gpuwizard's tests\n", w.Name, w.Version)},
 		{dist + "/WHEEL", "Wheel-Version: 1.0\nGenerator: gpuwizard-fixtest\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	for _, path := range sortedKeys(w.Files) {
+		files = append(files, [2]string{path, w.Files[path]})
 	}
 	var rec strings.Builder
 	var buf bytes.Buffer
@@ -76,7 +91,16 @@ func write(dir string, w Wheel) error {
 	if err := z.Close(); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, w.Name+"-"+w.Version+"-py3-none-any.whl"), buf.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, under+"-"+w.Version+"-py3-none-any.whl"), buf.Bytes(), 0o644)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Venv makes a virtual environment at dir with the system's python3 and
