@@ -2,10 +2,12 @@
 // safely inside one Python environment: the framework wheel (a CPU-only,
 // ROCm or wrong-CUDA torch, a build without kernels for the GPU, with
 // torchvision and torchaudio matched), a user-site copy that shadows the
-// environment's, and two builds installed in one environment (onnxruntime
+// environment's, two builds installed in one environment (onnxruntime
 // beside onnxruntime-gpu, paddlepaddle beside paddlepaddle-gpu,
-// tensorflow-cpu beside tensorflow). Drivers, Secure Boot, containers and code are never
-// changed: those findings are listed as not fixable, with the reason.
+// tensorflow-cpu beside tensorflow) and, on Linux, a CPU-only TensorFlow
+// (tensorflow[and-cuda] of its minor version). Drivers, Secure Boot,
+// containers and code are never changed: those findings are listed as not
+// fixable, with the reason.
 //
 // A Plan says which interpreter, the exact commands (always that
 // interpreter's own pip, never a global one, never sudo), what is removed
@@ -121,13 +123,17 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Interpreter: env.Interpreter, Prefix: env.Prefix, EnvKind: env.Kind}
-	var wheel, shadow []gpu.Finding
+	var wheel, shadow, tf []gpu.Finding
 	for _, f := range r.Findings {
 		if f.Severity == gpu.SevOK || f.Severity == gpu.SevInfo {
 			continue
 		}
 		_, _, conflict := conflictOf(f, env)
-		switch why := unfixableWhy(f, env); {
+		why := unfixableWhy(f, env)
+		if tw := tfNotFixableWhy(r.Facts, f.ID); tw != "" && !conflict {
+			why = tw
+		}
+		switch {
 		case why != "":
 			p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
 		case conflict:
@@ -138,6 +144,8 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 			}
 		case f.ID == "torch_installed_twice":
 			shadow = append(shadow, f)
+		case tfFindings[f.ID]:
+			tf = append(tf, f)
 		default:
 			wheel = append(wheel, f)
 		}
@@ -145,6 +153,13 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 	if len(shadow) > 0 {
 		if a, why := userSiteAction(env, o.Home, shadow); why != "" {
 			p.NotFixable = append(p.NotFixable, unfixables(shadow, why)...)
+		} else {
+			p.Actions = append(p.Actions, a)
+		}
+	}
+	if len(tf) > 0 {
+		if a, why := tfAction(r.Facts, m, env, o.IndexURL, tf); why != "" {
+			p.NotFixable = append(p.NotFixable, unfixables(tf, why)...)
 		} else {
 			p.Actions = append(p.Actions, a)
 		}
@@ -197,7 +212,7 @@ func samePath(a, b string) bool {
 func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
 	_, _, conflict := conflictOf(f, env)
 	switch {
-	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict:
+	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict || tfFindings[f.ID]:
 		if !aboutInterpreter(f, env.Interpreter) {
 			return "it is about another Python; fix that one with: gpuwizard fix --python PATH"
 		}
@@ -364,5 +379,5 @@ func isUnder(path, dir string) bool {
 // the right environment): the window offers "Fix it" on those.
 func Fixable(id string) bool {
 	_, conflict := conflictRules[id]
-	return wheelFindings[id] || id == "torch_installed_twice" || conflict
+	return wheelFindings[id] || id == "torch_installed_twice" || conflict || tfFindings[id]
 }

@@ -467,3 +467,69 @@ func TestPlanConflictNeedsBoth(t *testing.T) {
 		t.Errorf("a conda-installed onnxruntime-gpu: %+v", p)
 	}
 }
+
+func tfVenv(version string, name string) gpu.PythonEnv {
+	env := cpuVenv()
+	env.Packages = []gpu.Package{{Name: name, Version: version, Location: env.SitePackages[0], CPUOnly: true, BuildNote: "tensorflow/python/platform/build_info.py"}}
+	return env
+}
+
+// A CPU-only TensorFlow on Linux: tensorflow[and-cuda] of the installed
+// minor version, when the driver runs its CUDA.
+func TestPlanTensorFlowAndCuda(t *testing.T) {
+	p, err := Make(report(t, tfVenv("2.18.0", "tensorflow")), matrix(t), Options{})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindTF {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	want := venvPy + " -m pip install --force-reinstall 'tensorflow[and-cuda]==2.18.*'"
+	if a := p.Actions[0]; len(a.Commands) != 1 || a.Commands[0].String() != want || !gpu.Contains(a.Findings, "tf_cpu_only") ||
+		!strings.Contains(a.Why, "CUDA 12.5") {
+		t.Errorf("action %+v\nwant %s", a, want)
+	}
+	// The CPU package is removed first.
+	p, _ = Make(report(t, tfVenv("2.17.1", "tensorflow-cpu")), matrix(t), Options{})
+	if len(p.Actions) != 1 || len(p.Actions[0].Commands) != 2 ||
+		p.Actions[0].Commands[0].String() != venvPy+" -m pip uninstall -y tensorflow-cpu" ||
+		p.Actions[0].Commands[1].String() != venvPy+" -m pip install --force-reinstall 'tensorflow[and-cuda]==2.17.*'" {
+		t.Errorf("tensorflow-cpu: %+v", p.Actions)
+	}
+	if !Fixable("tf_cpu_only") || !Fixable("tf_gpu_libs_missing") {
+		t.Error("the TensorFlow findings are not offered a fix")
+	}
+}
+
+func TestPlanTensorFlowNotFixable(t *testing.T) {
+	notFixable := func(f *gpu.Facts, want string) {
+		t.Helper()
+		p, err := Make(doctor.Diagnose(f, matrix(t)), matrix(t), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Actions {
+			if a.Kind == KindTF {
+				t.Errorf("planned %+v", a)
+			}
+		}
+		var whys []string
+		for _, u := range p.NotFixable {
+			if strings.HasPrefix(u.ID, "tf_") && strings.Contains(u.Why, want) {
+				return
+			}
+			whys = append(whys, u.ID+": "+u.Why)
+		}
+		t.Errorf("no TensorFlow finding not fixable for %q: %v", want, whys)
+	}
+	old := fixtest.Machine() // driver 450: CUDA 11.0, TF 2.18 needs 12.5
+	old.NVML.DriverVersion, old.NVML.CUDADriverVersion = "450.80.02", "11.0"
+	old.Pythons = []gpu.PythonEnv{tfVenv("2.18.0", "tensorflow")}
+	notFixable(old, "which this driver does not run")
+	f := fixtest.Machine()
+	f.Pythons = []gpu.PythonEnv{tfVenv("2.12.0", "tensorflow")}
+	notFixable(f, "predates the tensorflow[and-cuda] extra")
+	win := fixtest.Machine()
+	win.Host.OS = "windows"
+	env := tfVenv("2.18.0", "tensorflow")
+	env.Interpreter = `C:\Users\u\venv\Scripts\python.exe`
+	win.Pythons = []gpu.PythonEnv{env}
+	notFixable(win, "WSL 2")
+}

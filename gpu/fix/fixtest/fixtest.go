@@ -33,6 +33,8 @@ type Wheel struct {
 	Module string
 	// Files are more files (path in the wheel → content).
 	Files map[string]string
+	// Extras are the optional requirements ("and-cuda" → "pkg==1.0").
+	Extras map[string][]string
 }
 
 // Build writes the wheels into dir.
@@ -60,7 +62,7 @@ func write(dir string, w Wheel) error {
 	files := [][2]string{
 		{mod + "/__init__.py", "from .version import __version__\n"},
 		{mod + "/version.py", fmt.Sprintf("__version__ = '%s'\ncuda = %s\ngit_version = 'fake'\nbuilt_by = '%s'\n", w.Version, cuda, w.Name)},
-		{dist + "/METADATA", fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: a fake wheel of gpuwizard's tests\n", w.Name, w.Version)},
+		{dist + "/METADATA", metadata(w)},
 		{dist + "/WHEEL", "Wheel-Version: 1.0\nGenerator: gpuwizard-fixtest\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
 	}
 	for _, path := range sortedKeys(w.Files) {
@@ -92,6 +94,24 @@ func write(dir string, w Wheel) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, under+"-"+w.Version+"-py3-none-any.whl"), buf.Bytes(), 0o644)
+}
+
+// metadata is the wheel's METADATA, with its extras.
+func metadata(w Wheel) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: a fake wheel of gpuwizard's tests\n", w.Name, w.Version)
+	extras := make([]string, 0, len(w.Extras))
+	for e := range w.Extras {
+		extras = append(extras, e)
+	}
+	sort.Strings(extras)
+	for _, e := range extras {
+		fmt.Fprintf(&b, "Provides-Extra: %s\n", e)
+		for _, req := range w.Extras[e] {
+			fmt.Fprintf(&b, "Requires-Dist: %s ; extra == \"%s\"\n", req, e)
+		}
+	}
+	return b.String()
 }
 
 func sortedKeys(m map[string]string) []string {
