@@ -363,3 +363,59 @@ func TestFixTensorFlowEndToEnd(t *testing.T) {
 		t.Errorf("after undo the CPU package is back, yet the doctor does not say so: %v", rep.Findings)
 	}
 }
+
+// A CPU-only JAX, end to end: jax[cuda12] at the installed version adds
+// the CUDA plugin.
+func TestFixJAXEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	err := fixtest.Build(index,
+		fixtest.Wheel{Name: "jax", Version: "0.7.1", Extras: map[string][]string{
+			"cuda12": {"jaxlib==0.7.1", "jax-cuda12-plugin==0.7.1"}, "cuda13": {"jaxlib==0.7.1", "jax-cuda13-plugin==0.7.1"}}},
+		fixtest.Wheel{Name: "jaxlib", Version: "0.7.1"},
+		fixtest.Wheel{Name: "jax-cuda12-plugin", Version: "0.7.1", Module: "jax_cuda12_plugin", CUDA: "12"},
+		fixtest.Wheel{Name: "jax-cuda13-plugin", Version: "0.7.1", Module: "jax_cuda13_plugin", CUDA: "13"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := fixtest.Venv(ctx, filepath.Join(t.TempDir(), "venv"), index, "jax==0.7.1", "jaxlib==0.7.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := compat.LoadMatrix()
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		f := fixtest.Machine() // driver 560: CUDA 12.6
+		env, _ := probe.Interpreter(probe.Options{Home: home, Environ: map[string]string{}}, py)
+		env.Commands = []string{"python"}
+		f.Pythons = []gpu.PythonEnv{env}
+		return doctor.Diagnose(f, m), nil
+	})
+	rep, _ := check(ctx)
+	p, err := Make(rep, m, Options{Interpreter: py, IndexURL: index, Home: home})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindJAX {
+		t.Fatalf("plan: %v %+v (findings %v)", err, p, rep.Findings)
+	}
+	var log logLines
+	res, err := Execute(ctx, p, Exec{Checker: check, Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "jaxlib_cpu_only") {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	after, _ := fixtest.Freeze(ctx, py)
+	if !bytes.Contains(after, []byte("jax-cuda12-plugin==0.7.1\n")) || bytes.Contains(after, []byte("cuda13")) || !bytes.Contains(after, []byte("jaxlib==0.7.1\n")) {
+		t.Errorf("after the fix:\n%s", after)
+	}
+	u, err := Undo(ctx, res.Dir, Exec{Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, original)
+	}
+	if rep, _ := check(ctx); !hasFinding(rep, "jaxlib_cpu_only") {
+		t.Errorf("after undo the CPU-only JAX is back, yet the doctor does not say so: %v", rep.Findings)
+	}
+}

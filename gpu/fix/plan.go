@@ -5,7 +5,8 @@
 // environment's, two builds installed in one environment (onnxruntime
 // beside onnxruntime-gpu, paddlepaddle beside paddlepaddle-gpu,
 // tensorflow-cpu beside tensorflow) and, on Linux, a CPU-only TensorFlow
-// (tensorflow[and-cuda] of its minor version). Drivers, Secure Boot,
+// (tensorflow[and-cuda] of its minor version) or JAX (jax[cuda12] or
+// jax[cuda13], by the driver's CUDA). Drivers, Secure Boot,
 // containers and code are never changed: those findings are listed as not
 // fixable, with the reason.
 //
@@ -123,56 +124,61 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Interpreter: env.Interpreter, Prefix: env.Prefix, EnvKind: env.Kind}
-	var wheel, shadow, tf []gpu.Finding
+	var wheel, shadow, tf, jax []gpu.Finding
 	for _, f := range r.Findings {
 		if f.Severity == gpu.SevOK || f.Severity == gpu.SevInfo {
 			continue
 		}
 		_, _, conflict := conflictOf(f, env)
-		why := unfixableWhy(f, env)
-		if tw := tfNotFixableWhy(r.Facts, f.ID); tw != "" && !conflict {
-			why = tw
-		}
-		switch {
+		switch why := notFixableWhy(r.Facts, f, env, conflict); {
 		case why != "":
 			p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
 		case conflict:
-			if a, why := conflictAction(env, o.IndexURL, f); why != "" {
-				p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
-			} else {
-				p.Actions = append(p.Actions, a)
-			}
+			p.add([]gpu.Finding{f}, func() (Action, string) { return conflictAction(env, o.IndexURL, f) })
 		case f.ID == "torch_installed_twice":
 			shadow = append(shadow, f)
 		case tfFindings[f.ID]:
 			tf = append(tf, f)
+		case f.ID == jaxFinding:
+			jax = append(jax, f)
 		default:
 			wheel = append(wheel, f)
 		}
 	}
-	if len(shadow) > 0 {
-		if a, why := userSiteAction(env, o.Home, shadow); why != "" {
-			p.NotFixable = append(p.NotFixable, unfixables(shadow, why)...)
-		} else {
-			p.Actions = append(p.Actions, a)
-		}
-	}
-	if len(tf) > 0 {
-		if a, why := tfAction(r.Facts, m, env, o.IndexURL, tf); why != "" {
-			p.NotFixable = append(p.NotFixable, unfixables(tf, why)...)
-		} else {
-			p.Actions = append(p.Actions, a)
-		}
-	}
-	if len(wheel) > 0 {
+	p.add(shadow, func() (Action, string) { return userSiteAction(env, o.Home, shadow) })
+	p.add(tf, func() (Action, string) { return tfAction(r.Facts, m, env, o.IndexURL, tf) })
+	p.add(jax, func() (Action, string) { return jaxAction(r.Facts, m, env, o.IndexURL, jax) })
+	p.add(wheel, func() (Action, string) {
 		a, index, why := wheelAction(r.Facts, m, env, o.IndexURL, wheel)
-		if why != "" {
-			p.NotFixable = append(p.NotFixable, unfixables(wheel, why)...)
-		} else {
-			p.Actions, p.Index = append(p.Actions, a), index
-		}
-	}
+		p.Index = index
+		return a, why
+	})
 	return p, nil
+}
+
+// add plans the action that fixes findings fs, or lists them as not
+// fixable with the reason build gives; nothing when fs is empty.
+func (p *Plan) add(fs []gpu.Finding, build func() (Action, string)) {
+	if len(fs) == 0 {
+		return
+	}
+	if a, why := build(); why != "" {
+		p.NotFixable = append(p.NotFixable, unfixables(fs, why)...)
+	} else {
+		p.Actions = append(p.Actions, a)
+	}
+}
+
+// notFixableWhy is why finding f is not changed on this machine, in env,
+// "" when a plan may fix it.
+func notFixableWhy(facts *gpu.Facts, f gpu.Finding, env gpu.PythonEnv, conflict bool) string {
+	if why := jaxNotFixableWhy(facts, f.ID); why != "" {
+		return why
+	}
+	if why := tfNotFixableWhy(facts, f.ID); why != "" && !conflict {
+		return why
+	}
+	return unfixableWhy(f, env)
 }
 
 // target is the environment to fix: the one named, else the one `python`
@@ -212,7 +218,7 @@ func samePath(a, b string) bool {
 func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
 	_, _, conflict := conflictOf(f, env)
 	switch {
-	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict || tfFindings[f.ID]:
+	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict || tfFindings[f.ID] || f.ID == jaxFinding:
 		if !aboutInterpreter(f, env.Interpreter) {
 			return "it is about another Python; fix that one with: gpuwizard fix --python PATH"
 		}
@@ -379,5 +385,5 @@ func isUnder(path, dir string) bool {
 // the right environment): the window offers "Fix it" on those.
 func Fixable(id string) bool {
 	_, conflict := conflictRules[id]
-	return wheelFindings[id] || id == "torch_installed_twice" || conflict || tfFindings[id]
+	return wheelFindings[id] || id == "torch_installed_twice" || conflict || tfFindings[id] || id == jaxFinding
 }

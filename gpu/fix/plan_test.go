@@ -533,3 +533,57 @@ func TestPlanTensorFlowNotFixable(t *testing.T) {
 	win.Pythons = []gpu.PythonEnv{env}
 	notFixable(win, "WSL 2")
 }
+
+func jaxVenv(version string) gpu.PythonEnv {
+	env := cpuVenv()
+	site := env.SitePackages[0]
+	env.Packages = []gpu.Package{{Name: "jax", Version: version, Location: site},
+		{Name: "jaxlib", Version: version, Location: site, CPUOnly: true, BuildNote: "no jax CUDA plugin wheel and no +cuda tag"}}
+	return env
+}
+
+// A CPU-only JAX on Linux: jax[cuda12] or jax[cuda13] by the driver's
+// CUDA, at the installed version; not on Windows, an old driver or an
+// old JAX.
+func TestPlanJAX(t *testing.T) {
+	plan := func(driver, cuda, os string, env gpu.PythonEnv) Plan {
+		t.Helper()
+		f := fixtest.Machine()
+		f.NVML.DriverVersion, f.NVML.CUDADriverVersion, f.Host.OS = driver, cuda, os
+		f.Pythons = []gpu.PythonEnv{env}
+		p, err := Make(doctor.Diagnose(f, matrix(t)), matrix(t), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ driver, cuda, want string }{
+		{"560.35.03", "12.6", venvPy + " -m pip install 'jax[cuda12]==0.7.1'"},
+		{"580.65.06", "13.0", venvPy + " -m pip install 'jax[cuda13]==0.7.1'"}} {
+		p := plan(c.driver, c.cuda, "linux", jaxVenv("0.7.1"))
+		if len(p.Actions) != 1 || p.Actions[0].Kind != KindJAX || p.Actions[0].Commands[0].String() != c.want ||
+			!gpu.Contains(p.Actions[0].Findings, "jaxlib_cpu_only") {
+			t.Errorf("driver %s: %+v\nwant %s", c.driver, p, c.want)
+		}
+	}
+	for _, c := range []struct {
+		driver, cuda, os, version, why string
+	}{
+		{"450.80.02", "11.0", "linux", "0.7.1", "need a driver for CUDA 12 or 13"},
+		{"560.35.03", "12.6", "linux", "0.4.20", "predates the jax[cuda12] extra"},
+		{"560.94", "12.6", "windows", "0.7.1", "WSL 2"}} {
+		p := plan(c.driver, c.cuda, c.os, jaxVenv(c.version))
+		var whys []string
+		found := false
+		for _, u := range p.NotFixable {
+			whys = append(whys, u.ID+": "+u.Why)
+			found = found || u.ID == "jaxlib_cpu_only" && strings.Contains(u.Why, c.why)
+		}
+		if p.Fixable() || !found {
+			t.Errorf("%s %s JAX %s: actions %+v, not fixable %v; want %q", c.os, c.driver, c.version, p.Actions, whys, c.why)
+		}
+	}
+	if !Fixable("jaxlib_cpu_only") {
+		t.Error("the CPU-only JAX is not offered a fix")
+	}
+}
