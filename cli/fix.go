@@ -61,7 +61,7 @@ func Fix(ctx context.Context, args []string, env Env) int {
 	fs.BoolVar(&o.undo, "undo", false, "put back the packages recorded before a fix (the newest, or the record folder given)")
 	fs.BoolVar(&o.asJSON, "json", false, "print the plan and the result as JSON (without --yes it only plans)")
 	fs.StringVar(&o.python, "python", "", "the `PATH` of the Python to fix (default: the one `python` runs)")
-	fs.StringVar(&o.index, "index-url", "", "take the wheels from this index `URL` or local folder of wheels (a mirror, tests) instead of PyTorch's")
+	fs.StringVar(&o.index, "index-url", "", "take the wheels from this index `URL` or local folder of wheels (a mirror, tests) instead of PyTorch's (torch) or PyPI (the other packages)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit for the commands")
 	fs.DurationVar(&o.probeTO, "probe-timeout", 3*time.Second, "time limit for each probe source of the doctor")
 	if code, ok := parseFlags(fs, args, env, fixHelp()); !ok {
