@@ -27,7 +27,9 @@ func fixHelp() help {
 		about: `Applies the doctor's fixes that stay inside one Python environment: a
 CPU-only, ROCm or wrong-CUDA torch (torchvision and torchaudio matched), a
 build without kernels for the GPU, a copy in the user site that shadows the
-environment's. It prints the plan (the interpreter, the exact commands, what
+environment's, a CPU package beside the GPU one (onnxruntime, paddlepaddle,
+tensorflow-cpu), and on Linux a CPU-only TensorFlow (tensorflow[and-cuda]) or
+JAX (jax[cuda12] or jax[cuda13] by the driver). It prints the plan (the interpreter, the exact commands, what
 is removed and installed, and why) and asks before it runs; it uses that
 interpreter's own pip, never sudo. The packages are recorded first in
 ~/gpuwizard/fixes/<time>/ (pip freeze), a failure puts them back, and the
