@@ -89,3 +89,35 @@ func orPyPI(index string) string {
 	}
 	return index
 }
+
+// addConflict plans the action of finding f, or adds f to the same action
+// planned for another finding (two CPU-only TensorFlow packages are two
+// findings with one fix).
+func (p *Plan) addConflict(env gpu.PythonEnv, indexURL string, f gpu.Finding) {
+	a, why := conflictAction(env, indexURL, f)
+	if why != "" {
+		p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
+		return
+	}
+	for i, b := range p.Actions {
+		if b.Kind == KindConflict && sameCommands(a.Commands, b.Commands) {
+			if !gpu.Contains(b.Findings, f.ID) {
+				p.Actions[i].Findings = append(p.Actions[i].Findings, f.ID)
+			}
+			return
+		}
+	}
+	p.Actions = append(p.Actions, a)
+}
+
+func sameCommands(a, b []Command) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].String() != b[i].String() {
+			return false
+		}
+	}
+	return true
+}

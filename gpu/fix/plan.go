@@ -134,7 +134,7 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 		case why != "":
 			p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
 		case conflict:
-			p.add([]gpu.Finding{f}, func() (Action, string) { return conflictAction(env, o.IndexURL, f) })
+			p.addConflict(env, o.IndexURL, f)
 		case f.ID == "torch_installed_twice":
 			shadow = append(shadow, f)
 		case tfFindings[f.ID]:

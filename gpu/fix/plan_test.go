@@ -434,6 +434,20 @@ func TestPlanConflictingBuilds(t *testing.T) {
 			t.Errorf("Fixable(%s) is false", id)
 		}
 	}
+	// A CPU-only tensorflow beside tensorflow-cpu: two findings, one fix.
+	tf := cpuVenv()
+	tf.Packages = []gpu.Package{{Name: "tensorflow", Version: "2.18.0", Location: site, CPUOnly: true, BuildNote: "tensorflow/python/platform/build_info.py"},
+		{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true}}
+	rep := report(t, tf)
+	n := 0
+	for _, f := range rep.Findings {
+		if f.ID == "tf_cpu_only" {
+			n++
+		}
+	}
+	if p, _ := Make(rep, matrix(t), Options{}); n != 2 || len(p.Actions) != 1 || p.Actions[0].Commands[1].String() != want["tf_cpu_only"][1] {
+		t.Errorf("%d tf_cpu_only findings; plan %+v", n, p.Actions)
+	}
 	// A local folder of wheels is read with --find-links.
 	dir := t.TempDir()
 	p, _ = Make(report(t, env), matrix(t), Options{IndexURL: dir})
