@@ -507,6 +507,13 @@ func TestPlanTensorFlowAndCuda(t *testing.T) {
 		p.Actions[0].Commands[1].String() != venvPy+" -m pip install --force-reinstall 'tensorflow[and-cuda]==2.17.*'" {
 		t.Errorf("tensorflow-cpu: %+v", p.Actions)
 	}
+	// A CUDA build without its libraries: the same command brings them.
+	libs := tfVenv("2.18.0", "tensorflow")
+	libs.Packages[0].CPUOnly, libs.Packages[0].CUDA, libs.Packages[0].CuDNN = false, "12.5", "9"
+	p, _ = Make(report(t, libs), matrix(t), Options{})
+	if len(p.Actions) != 1 || !gpu.Contains(p.Actions[0].Findings, "tf_gpu_libs_missing") || p.Actions[0].Commands[0].String() != want {
+		t.Errorf("the libraries missing: %+v", p)
+	}
 	if !Fixable("tf_cpu_only") || !Fixable("tf_gpu_libs_missing") {
 		t.Error("the TensorFlow findings are not offered a fix")
 	}
