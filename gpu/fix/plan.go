@@ -235,7 +235,7 @@ func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
 	case gpu.CauseDeviceSelection, gpu.CauseOutOfMemory, gpu.CauseDeviceMismatchInCode:
 		return "it is in your code, shell or job settings, which gpuwizard never edits"
 	case gpu.CauseCudnnProblem, gpu.CauseTFGPULibs:
-		return "libraries outside the torch wheel (cuDNN on the loader's path, TensorFlow's CUDA): not applied automatically yet"
+		return "libraries outside the wheels (cuDNN on the loader's path, TensorFlow's CUDA libraries found only in an activated environment): not applied automatically yet"
 	}
 	return "no automatic fix for this finding: follow the doctor's steps"
 }

@@ -552,7 +552,14 @@ func TestPlanTensorFlowNotFixable(t *testing.T) {
 	env := tfVenv("2.18.0", "tensorflow")
 	env.Interpreter = `C:\Users\u\venv\Scripts\python.exe`
 	win.Pythons = []gpu.PythonEnv{env}
-	notFixable(win, "WSL 2")
+	notFixable(win, "no GPU build for native Windows")
+	old210 := fixtest.Machine()
+	old210.Host.OS = "windows"
+	env = tfVenv("2.10.1", "tensorflow")
+	env.Interpreter = `C:\Users\u\venv\Scripts\python.exe`
+	old210.Pythons = []gpu.PythonEnv{env}
+	old210.Windows = &gpu.WindowsFacts{}
+	notFixable(old210, "loads CUDA 11.2 and cuDNN 8.1 from the system")
 }
 
 func jaxVenv(version string) gpu.PythonEnv {

@@ -25,12 +25,18 @@ const tfAndCudaSince = "2.14"
 // tfWindowsWhy is why TensorFlow is never fixed on native Windows.
 const tfWindowsWhy = "TensorFlow 2.11 and later has no GPU build for native Windows, so no package here can fix it: run TensorFlow in WSL 2 (the doctor's steps), where gpuwizard fix can install tensorflow[and-cuda]"
 
+// tfWindowsOldWhy is why TensorFlow 2.10 and older is not fixed on native
+// Windows.
+const tfWindowsOldWhy = "TensorFlow 2.10 and older on native Windows loads CUDA 11.2 and cuDNN 8.1 from the system (PATH), which gpuwizard does not install: follow the doctor's steps, or run a newer TensorFlow in WSL 2"
+
 // tfNotFixableWhy is why a TensorFlow finding is not fixed on this
 // machine, "" when it can be (or is not about TensorFlow).
 func tfNotFixableWhy(f *gpu.Facts, id string) string {
 	switch {
-	case id == "tf_windows_native_no_gpu" || (tfFindings[id] && f.Host.OS == "windows"):
+	case id == "tf_windows_native_no_gpu":
 		return tfWindowsWhy
+	case tfFindings[id] && f.Host.OS == "windows":
+		return tfWindowsOldWhy
 	case tfFindings[id] && f.Host.OS != "linux":
 		return "tensorflow[and-cuda] is for Linux (and WSL 2) only: follow the doctor's steps"
 	}
