@@ -27,7 +27,9 @@ func fixHelp() help {
 		about: `Applies the doctor's fixes that stay inside one Python environment: a
 CPU-only, ROCm or wrong-CUDA torch (torchvision and torchaudio matched), a
 build without kernels for the GPU, a copy in the user site that shadows the
-environment's. It prints the plan (the interpreter, the exact commands, what
+environment's, a CPU package beside the GPU one (onnxruntime, paddlepaddle,
+tensorflow-cpu), and on Linux a CPU-only TensorFlow (tensorflow[and-cuda]) or
+JAX (jax[cuda12] or jax[cuda13] by the driver). It prints the plan (the interpreter, the exact commands, what
 is removed and installed, and why) and asks before it runs; it uses that
 interpreter's own pip, never sudo. The packages are recorded first in
 ~/gpuwizard/fixes/<time>/ (pip freeze), a failure puts them back, and the
@@ -61,7 +63,7 @@ func Fix(ctx context.Context, args []string, env Env) int {
 	fs.BoolVar(&o.undo, "undo", false, "put back the packages recorded before a fix (the newest, or the record folder given)")
 	fs.BoolVar(&o.asJSON, "json", false, "print the plan and the result as JSON (without --yes it only plans)")
 	fs.StringVar(&o.python, "python", "", "the `PATH` of the Python to fix (default: the one `python` runs)")
-	fs.StringVar(&o.index, "index-url", "", "take the wheels from this index `URL` or local folder of wheels (a mirror, tests) instead of PyTorch's")
+	fs.StringVar(&o.index, "index-url", "", "take the wheels from this index `URL` or local folder of wheels (a mirror, tests) instead of PyTorch's (torch) or PyPI (the other packages)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit for the commands")
 	fs.DurationVar(&o.probeTO, "probe-timeout", 3*time.Second, "time limit for each probe source of the doctor")
 	if code, ok := parseFlags(fs, args, env, fixHelp()); !ok {

@@ -98,3 +98,48 @@ func TestFixCommandEndToEnd(t *testing.T) {
 		t.Fatalf("after undo:\n%s\nwant:\n%s", now, original)
 	}
 }
+
+// gpuwizard fix --yes on two builds in one venv (onnxruntime beside
+// onnxruntime-gpu), then --undo.
+func TestFixCommandConflictingBuilds(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	if err := fixtest.Build(index, fixtest.Wheel{Name: "onnxruntime", Version: "1.20.1", Module: "onnxruntime"},
+		fixtest.Wheel{Name: "onnxruntime-gpu", Version: "1.20.1", Module: "onnxruntime", CUDA: "12.4"}); err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	py, err := fixtest.Venv(ctx, venv, index, "onnxruntime-gpu==1.20.1", "onnxruntime==1.20.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtx := nvmlfake.NewDevice(nvmlfake.GPU{Name: "NVIDIA GeForce RTX 3090", UUID: "GPU-3090", CC: [2]int{8, 6}})
+	newEnv := func() (Env, *bytes.Buffer, *bytes.Buffer) {
+		env, out, errb := fakeEnv(nil)
+		env.Stdin = strings.NewReader("")
+		env.Options = probe.Options{Root: "/", NVML: nvmlfake.New("560.35.03", 12060, rtx), Runner: noCommands{}, Timeout: 2 * time.Second,
+			GOOS: "linux", GOARCH: "amd64", Home: home, Cwd: "/", Environ: map[string]string{"HOME": home, "PATH": filepath.Join(venv, "bin")}}
+		return env, out, errb
+	}
+	env, out, errb := newEnv()
+	code := Run(ctx, []string{"fix", "--yes", "--index-url", index}, env)
+	t.Logf("gpuwizard fix --yes:\n%s", out)
+	if code != ExitOK || !strings.Contains(out.String(), "Fixed: onnxruntime_cpu_and_gpu_packages") ||
+		!strings.Contains(out.String(), py+" -m pip install --force-reinstall --no-deps onnxruntime-gpu==1.20.1") {
+		t.Fatalf("fix: exit %d\n%s\n%s", code, out, errb)
+	}
+	if now, _ := fixtest.Freeze(ctx, py); bytes.Contains(now, []byte("onnxruntime==")) {
+		t.Fatalf("after the fix the CPU package is still there:\n%s", now)
+	}
+	env, out, errb = newEnv()
+	if code := Run(ctx, []string{"fix", "--undo", "--index-url", index}, env); code != ExitOK || !strings.Contains(out.String(), "byte for byte") {
+		t.Fatalf("undo: exit %d\n%s\n%s", code, out, errb)
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant:\n%s", now, original)
+	}
+}

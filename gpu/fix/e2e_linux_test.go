@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -228,5 +229,193 @@ func TestFixCancelRestores(t *testing.T) {
 	}
 	if now := l.freeze(t); !bytes.Equal(now, l.original) {
 		t.Fatalf("after cancel:\n%s\nwant:\n%s", now, l.original)
+	}
+}
+
+// Two builds in one environment, end to end: onnxruntime beside
+// onnxruntime-gpu (sharing the folder onnxruntime, as the real ones do).
+func TestFixConflictingBuildsEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	err := fixtest.Build(index,
+		fixtest.Wheel{Name: "onnxruntime", Version: "1.20.1", Module: "onnxruntime"},
+		fixtest.Wheel{Name: "onnxruntime-gpu", Version: "1.20.1", Module: "onnxruntime", CUDA: "12.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := fixtest.Venv(ctx, filepath.Join(t.TempDir(), "venv"), index, "onnxruntime-gpu==1.20.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CPU package second, over the GPU one's files: what `pip install
+	// something-needing-onnxruntime` does.
+	if _, err := fixtest.Venv(ctx, filepath.Dir(filepath.Dir(py)), index, "onnxruntime==1.20.1"); err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := compat.LoadMatrix()
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		f := fixtest.Machine()
+		env, _ := probe.Interpreter(probe.Options{Home: home, Environ: map[string]string{}}, py)
+		env.Commands = []string{"python"}
+		f.Pythons = []gpu.PythonEnv{env}
+		return doctor.Diagnose(f, m), nil
+	})
+	rep, _ := check(ctx)
+	p, err := Make(rep, m, Options{Interpreter: py, IndexURL: index, Home: home})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindConflict {
+		t.Fatalf("plan: %v %+v (findings %v)", err, p, rep.Findings)
+	}
+	var log logLines
+	res, err := Execute(ctx, p, Exec{Checker: check, Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "onnxruntime_cpu_and_gpu_packages") {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	after, _ := fixtest.Freeze(ctx, py)
+	if !bytes.Contains(after, []byte("onnxruntime-gpu==1.20.1\n")) && !bytes.Contains(after, []byte("onnxruntime_gpu==1.20.1\n")) ||
+		bytes.Contains(after, []byte("\nonnxruntime==")) || bytes.HasPrefix(after, []byte("onnxruntime==")) {
+		t.Errorf("after the fix:\n%s", after)
+	}
+	// The shared files are the GPU package's again.
+	out, err := exec.Command(py, "-c", "import onnxruntime.version as v; print(v.built_by, v.cuda)").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "onnxruntime-gpu 12.4" {
+		t.Errorf("onnxruntime imports %q (%v), want the GPU package's files", out, err)
+	}
+	u, err := Undo(ctx, res.Dir, Exec{Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, original)
+	}
+	if rep, _ := check(ctx); !hasFinding(rep, "onnxruntime_cpu_and_gpu_packages") {
+		t.Errorf("after undo both packages are back, yet the doctor does not say so: %v", rep.Findings)
+	}
+}
+
+// A CPU-only TensorFlow, end to end: tensorflow-cpu goes, and
+// tensorflow[and-cuda] of its minor version brings the CUDA wheels.
+func TestFixTensorFlowEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	buildInfo := "build_info = {'cuda_version': '12.5', 'cudnn_version': '9', 'is_cuda_build': True, 'is_rocm_build': False}\n"
+	err := fixtest.Build(index,
+		fixtest.Wheel{Name: "tensorflow-cpu", Version: "2.18.0", Module: "tensorflow"},
+		fixtest.Wheel{Name: "tensorflow", Version: "2.18.1", Module: "tensorflow",
+			Files:  map[string]string{"tensorflow/python/platform/build_info.py": buildInfo},
+			Extras: map[string][]string{"and-cuda": {"nvidia-cuda-runtime-cu12==12.5.82", "nvidia-cudnn-cu12==9.3.0.75"}}},
+		fixtest.Wheel{Name: "nvidia-cuda-runtime-cu12", Version: "12.5.82", Module: "nvidia_cuda_runtime"},
+		fixtest.Wheel{Name: "nvidia-cudnn-cu12", Version: "9.3.0.75", Module: "nvidia_cudnn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := fixtest.Venv(ctx, filepath.Join(t.TempDir(), "venv"), index, "tensorflow-cpu==2.18.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := compat.LoadMatrix()
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		f := fixtest.Machine()
+		env, _ := probe.Interpreter(probe.Options{Home: home, Environ: map[string]string{}}, py)
+		env.Commands = []string{"python"}
+		f.Pythons = []gpu.PythonEnv{env}
+		return doctor.Diagnose(f, m), nil
+	})
+	rep, _ := check(ctx)
+	p, err := Make(rep, m, Options{Interpreter: py, IndexURL: index, Home: home})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindTF {
+		t.Fatalf("plan: %v %+v (findings %v)", err, p, rep.Findings)
+	}
+	if c := p.Actions[0].Commands[1].String(); !strings.Contains(c, " -m pip install --force-reinstall 'tensorflow[and-cuda]==2.18.*' --no-index --find-links ") {
+		t.Errorf("command %s", c)
+	}
+	var log logLines
+	start := time.Now()
+	res, err := Execute(ctx, p, Exec{Checker: check, Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "tf_cpu_only") {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	t.Logf("click to re-checked verdict: %s", time.Since(start).Round(time.Millisecond))
+	after, _ := fixtest.Freeze(ctx, py)
+	for _, want := range []string{"tensorflow==2.18.1\n", "nvidia-cudnn-cu12==9.3.0.75\n"} {
+		if !bytes.Contains(after, []byte(want)) {
+			t.Errorf("after the fix, no %q:\n%s", want, after)
+		}
+	}
+	if bytes.Contains(after, []byte("tensorflow-cpu")) || bytes.Contains(after, []byte("tensorflow_cpu")) {
+		t.Errorf("tensorflow-cpu is still installed:\n%s", after)
+	}
+	u, err := Undo(ctx, res.Dir, Exec{Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, original)
+	}
+	if rep, _ := check(ctx); !hasFinding(rep, "tf_cpu_only") {
+		t.Errorf("after undo the CPU package is back, yet the doctor does not say so: %v", rep.Findings)
+	}
+}
+
+// A CPU-only JAX, end to end: jax[cuda12] at the installed version adds
+// the CUDA plugin.
+func TestFixJAXEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	index, home := t.TempDir(), t.TempDir()
+	err := fixtest.Build(index,
+		fixtest.Wheel{Name: "jax", Version: "0.7.1", Extras: map[string][]string{
+			"cuda12": {"jaxlib==0.7.1", "jax-cuda12-plugin==0.7.1"}, "cuda13": {"jaxlib==0.7.1", "jax-cuda13-plugin==0.7.1"}}},
+		fixtest.Wheel{Name: "jaxlib", Version: "0.7.1"},
+		fixtest.Wheel{Name: "jax-cuda12-plugin", Version: "0.7.1", Module: "jax_cuda12_plugin", CUDA: "12"},
+		fixtest.Wheel{Name: "jax-cuda13-plugin", Version: "0.7.1", Module: "jax_cuda13_plugin", CUDA: "13"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := fixtest.Venv(ctx, filepath.Join(t.TempDir(), "venv"), index, "jax==0.7.1", "jaxlib==0.7.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	original, err := fixtest.Freeze(ctx, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := compat.LoadMatrix()
+	check := CheckFunc(func(ctx context.Context) (gpu.Report, error) {
+		f := fixtest.Machine() // driver 560: CUDA 12.6
+		env, _ := probe.Interpreter(probe.Options{Home: home, Environ: map[string]string{}}, py)
+		env.Commands = []string{"python"}
+		f.Pythons = []gpu.PythonEnv{env}
+		return doctor.Diagnose(f, m), nil
+	})
+	rep, _ := check(ctx)
+	p, err := Make(rep, m, Options{Interpreter: py, IndexURL: index, Home: home})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindJAX {
+		t.Fatalf("plan: %v %+v (findings %v)", err, p, rep.Findings)
+	}
+	var log logLines
+	res, err := Execute(ctx, p, Exec{Checker: check, Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !res.Fixed() || !gpu.Contains(res.Gone, "jaxlib_cpu_only") {
+		t.Fatalf("fix: %v, %+v\n%s", err, res, log.text())
+	}
+	after, _ := fixtest.Freeze(ctx, py)
+	if !bytes.Contains(after, []byte("jax-cuda12-plugin==0.7.1\n")) || bytes.Contains(after, []byte("cuda13")) || !bytes.Contains(after, []byte("jaxlib==0.7.1\n")) {
+		t.Errorf("after the fix:\n%s", after)
+	}
+	u, err := Undo(ctx, res.Dir, Exec{Home: home, IndexURL: index, Log: log.add})
+	if err != nil || !u.Exact {
+		t.Fatalf("undo: %v, %+v\n%s", err, u, log.text())
+	}
+	if now, _ := fixtest.Freeze(ctx, py); !bytes.Equal(now, original) {
+		t.Fatalf("after undo:\n%s\nwant byte for byte:\n%s", now, original)
+	}
+	if rep, _ := check(ctx); !hasFinding(rep, "jaxlib_cpu_only") {
+		t.Errorf("after undo the CPU-only JAX is back, yet the doctor does not say so: %v", rep.Findings)
 	}
 }

@@ -1,9 +1,14 @@
 // Package fix applies the fixes the doctor names that can be applied
 // safely inside one Python environment: the framework wheel (a CPU-only,
 // ROCm or wrong-CUDA torch, a build without kernels for the GPU, with
-// torchvision and torchaudio matched) and a user-site copy that shadows the
-// environment's. Drivers, Secure Boot, containers and code are never
-// changed: those findings are listed as not fixable, with the reason.
+// torchvision and torchaudio matched), a user-site copy that shadows the
+// environment's, two builds installed in one environment (onnxruntime
+// beside onnxruntime-gpu, paddlepaddle beside paddlepaddle-gpu,
+// tensorflow-cpu beside tensorflow) and, on Linux, a CPU-only TensorFlow
+// (tensorflow[and-cuda] of its minor version) or JAX (jax[cuda12] or
+// jax[cuda13], by the driver's CUDA). Drivers, Secure Boot,
+// containers and code are never changed: those findings are listed as not
+// fixable, with the reason.
 //
 // A Plan says which interpreter, the exact commands (always that
 // interpreter's own pip, never a global one, never sudo), what is removed
@@ -62,8 +67,10 @@ type Action struct {
 	// UserSite are the user-site copies removed ("torch==2.5.1+cpu"), which
 	// undo puts back with pip install --user (the freeze cannot tell them
 	// from the environment's).
-	UserSite []string  `json:"user_site,omitempty"`
-	Install  []string  `json:"install,omitempty"` // "torch==2.9.*"
+	UserSite []string `json:"user_site,omitempty"`
+	Install  []string `json:"install,omitempty"` // "torch==2.9.*"
+	// Index is where this action's wheels come from, when not the plan's.
+	Index    string    `json:"index,omitempty"`
 	Commands []Command `json:"commands"`
 }
 
@@ -117,36 +124,61 @@ func Make(r gpu.Report, m *compat.Matrix, o Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Interpreter: env.Interpreter, Prefix: env.Prefix, EnvKind: env.Kind}
-	var wheel, shadow []gpu.Finding
+	var wheel, shadow, tf, jax []gpu.Finding
 	for _, f := range r.Findings {
 		if f.Severity == gpu.SevOK || f.Severity == gpu.SevInfo {
 			continue
 		}
-		switch why := unfixableWhy(f, env); {
+		_, _, conflict := conflictOf(f, env)
+		switch why := notFixableWhy(r.Facts, f, env, conflict); {
 		case why != "":
 			p.NotFixable = append(p.NotFixable, Unfixable{ID: f.ID, Title: f.Title, Why: why})
+		case conflict:
+			p.addConflict(env, o.IndexURL, f)
 		case f.ID == "torch_installed_twice":
 			shadow = append(shadow, f)
+		case tfFindings[f.ID]:
+			tf = append(tf, f)
+		case f.ID == jaxFinding:
+			jax = append(jax, f)
 		default:
 			wheel = append(wheel, f)
 		}
 	}
-	if len(shadow) > 0 {
-		if a, why := userSiteAction(env, o.Home, shadow); why != "" {
-			p.NotFixable = append(p.NotFixable, unfixables(shadow, why)...)
-		} else {
-			p.Actions = append(p.Actions, a)
-		}
-	}
-	if len(wheel) > 0 {
+	p.add(shadow, func() (Action, string) { return userSiteAction(env, o.Home, shadow) })
+	p.add(tf, func() (Action, string) { return tfAction(r.Facts, m, env, o.IndexURL, tf) })
+	p.add(jax, func() (Action, string) { return jaxAction(r.Facts, m, env, o.IndexURL, jax) })
+	p.add(wheel, func() (Action, string) {
 		a, index, why := wheelAction(r.Facts, m, env, o.IndexURL, wheel)
-		if why != "" {
-			p.NotFixable = append(p.NotFixable, unfixables(wheel, why)...)
-		} else {
-			p.Actions, p.Index = append(p.Actions, a), index
-		}
-	}
+		p.Index = index
+		return a, why
+	})
 	return p, nil
+}
+
+// add plans the action that fixes findings fs, or lists them as not
+// fixable with the reason build gives; nothing when fs is empty.
+func (p *Plan) add(fs []gpu.Finding, build func() (Action, string)) {
+	if len(fs) == 0 {
+		return
+	}
+	if a, why := build(); why != "" {
+		p.NotFixable = append(p.NotFixable, unfixables(fs, why)...)
+	} else {
+		p.Actions = append(p.Actions, a)
+	}
+}
+
+// notFixableWhy is why finding f is not changed on this machine, in env,
+// "" when a plan may fix it.
+func notFixableWhy(facts *gpu.Facts, f gpu.Finding, env gpu.PythonEnv, conflict bool) string {
+	if why := jaxNotFixableWhy(facts, f.ID); why != "" {
+		return why
+	}
+	if why := tfNotFixableWhy(facts, f.ID); why != "" && !conflict {
+		return why
+	}
+	return unfixableWhy(f, env)
 }
 
 // target is the environment to fix: the one named, else the one `python`
@@ -184,8 +216,9 @@ func samePath(a, b string) bool {
 
 // unfixableWhy is why finding f is not changed in env, "" when it can be.
 func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
+	_, _, conflict := conflictOf(f, env)
 	switch {
-	case wheelFindings[f.ID] || f.ID == "torch_installed_twice":
+	case wheelFindings[f.ID] || f.ID == "torch_installed_twice" || conflict || tfFindings[f.ID] || f.ID == jaxFinding:
 		if !aboutInterpreter(f, env.Interpreter) {
 			return "it is about another Python; fix that one with: gpuwizard fix --python PATH"
 		}
@@ -202,7 +235,7 @@ func unfixableWhy(f gpu.Finding, env gpu.PythonEnv) string {
 	case gpu.CauseDeviceSelection, gpu.CauseOutOfMemory, gpu.CauseDeviceMismatchInCode:
 		return "it is in your code, shell or job settings, which gpuwizard never edits"
 	case gpu.CauseCudnnProblem, gpu.CauseTFGPULibs:
-		return "libraries outside the torch wheel (cuDNN on the loader's path, TensorFlow's CUDA): not applied automatically yet"
+		return "libraries outside the wheels (cuDNN on the loader's path, TensorFlow's CUDA libraries found only in an activated environment): not applied automatically yet"
 	}
 	return "no automatic fix for this finding: follow the doctor's steps"
 }
@@ -285,6 +318,10 @@ func installer(env gpu.PythonEnv, name string) string {
 		return ""
 	}
 	m, _ := filepath.Glob(filepath.Join(pk.Location, name+"-*.dist-info", "INSTALLER"))
+	if under := strings.ReplaceAll(name, "-", "_"); under != name {
+		more, _ := filepath.Glob(filepath.Join(pk.Location, under+"-*.dist-info", "INSTALLER"))
+		m = append(m, more...)
+	}
 	for _, f := range m {
 		st, err := os.Lstat(f)
 		if err != nil || !st.Mode().IsRegular() || st.Size() > 256 {
@@ -346,4 +383,7 @@ func isUnder(path, dir string) bool {
 
 // Fixable says whether a finding of the doctor is one a plan may fix (in
 // the right environment): the window offers "Fix it" on those.
-func Fixable(id string) bool { return wheelFindings[id] || id == "torch_installed_twice" }
+func Fixable(id string) bool {
+	_, conflict := conflictRules[id]
+	return wheelFindings[id] || id == "torch_installed_twice" || conflict || tfFindings[id] || id == jaxFinding
+}

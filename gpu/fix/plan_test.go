@@ -381,3 +381,237 @@ func TestUndoUserSiteCopy(t *testing.T) {
 		t.Errorf("the user-site copy is not put back: %s", c)
 	}
 }
+
+// Two builds in one environment: the CPU packages go and the GPU one is
+// reinstalled at its version, with the environment's own pip.
+func TestPlanConflictingBuilds(t *testing.T) {
+	env := cpuVenv()
+	site := env.SitePackages[0]
+	env.Packages = []gpu.Package{
+		{Name: "onnxruntime", Version: "1.20.1", Location: site},
+		{Name: "onnxruntime-gpu", Version: "1.20.1", Location: site},
+		{Name: "paddlepaddle", Version: "3.0.0", Location: site},
+		{Name: "paddlepaddle-gpu", Version: "2.6.2", Location: site},
+		{Name: "tensorflow", Version: "2.18.0", Location: site},
+		{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true, BuildNote: "tensorflow-cpu package"}}
+	p, err := Make(report(t, env), matrix(t), Options{Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"onnxruntime_cpu_and_gpu_packages": {venvPy + " -m pip uninstall -y onnxruntime",
+			venvPy + " -m pip install --force-reinstall --no-deps onnxruntime-gpu==1.20.1"},
+		"paddlepaddle_cpu_and_gpu_packages": {venvPy + " -m pip uninstall -y paddlepaddle",
+			venvPy + " -m pip install --force-reinstall --no-deps paddlepaddle-gpu==2.6.2"},
+		"tf_cpu_only": {venvPy + " -m pip uninstall -y tensorflow-cpu",
+			venvPy + " -m pip install --force-reinstall --no-deps tensorflow==2.18.0"}}
+	got := map[string]bool{}
+	for _, a := range p.Actions {
+		if a.Kind != KindConflict || len(a.Findings) != 1 || len(a.Commands) != 2 {
+			t.Errorf("action: %+v", a)
+			continue
+		}
+		w, ok := want[a.Findings[0]]
+		if !ok || a.Commands[0].String() != w[0] || a.Commands[1].String() != w[1] {
+			t.Errorf("%s: %v, want %q", a.Findings[0], a.Commands, w)
+		}
+		got[a.Findings[0]] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fixed %v, want %d findings; plan %+v", got, len(want), p)
+	}
+	var b strings.Builder
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"removes: onnxruntime 1.20.1", "installs: onnxruntime-gpu==1.20.1 (reinstalled) (from PyPI", "$ " + want["tf_cpu_only"][0]} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, b.String())
+		}
+	}
+	for _, id := range []string{"onnxruntime_cpu_and_gpu_packages", "paddlepaddle_cpu_and_gpu_packages"} {
+		if !Fixable(id) {
+			t.Errorf("Fixable(%s) is false", id)
+		}
+	}
+	// A CPU-only tensorflow beside tensorflow-cpu: two findings, one fix.
+	tf := cpuVenv()
+	tf.Packages = []gpu.Package{{Name: "tensorflow", Version: "2.18.0", Location: site, CPUOnly: true, BuildNote: "tensorflow/python/platform/build_info.py"},
+		{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true}}
+	rep := report(t, tf)
+	n := 0
+	for _, f := range rep.Findings {
+		if f.ID == "tf_cpu_only" {
+			n++
+		}
+	}
+	if p, _ := Make(rep, matrix(t), Options{}); n != 2 || len(p.Actions) != 1 || p.Actions[0].Commands[1].String() != want["tf_cpu_only"][1] {
+		t.Errorf("%d tf_cpu_only findings; plan %+v", n, p.Actions)
+	}
+	// A local folder of wheels is read with --find-links.
+	dir := t.TempDir()
+	p, _ = Make(report(t, env), matrix(t), Options{IndexURL: dir})
+	if len(p.Actions) == 0 || !strings.HasSuffix(p.Actions[0].Commands[1].String(), "--no-index --find-links "+gpu.ShellQuote(dir)) {
+		t.Errorf("with a local index: %+v", p.Actions)
+	}
+}
+
+// The CPU package alone is not two builds; the GPU package installed by
+// conda is not changed with pip.
+func TestPlanConflictNeedsBoth(t *testing.T) {
+	env := cpuVenv()
+	site := t.TempDir()
+	env.Packages = []gpu.Package{{Name: "tensorflow-cpu", Version: "2.18.0", Location: site, CPUOnly: true}}
+	p, _ := Make(report(t, env), matrix(t), Options{})
+	for _, a := range p.Actions {
+		if a.Kind == KindConflict {
+			t.Errorf("tensorflow-cpu alone planned as a conflict: %+v", a)
+		}
+	}
+	dist := filepath.Join(site, "onnxruntime_gpu-1.20.1.dist-info")
+	if err := os.Mkdir(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "INSTALLER"), []byte("conda\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.Packages = []gpu.Package{{Name: "onnxruntime", Version: "1.20.1", Location: site}, {Name: "onnxruntime-gpu", Version: "1.20.1", Location: site}}
+	p, _ = Make(report(t, env), matrix(t), Options{})
+	if p.Fixable() || len(p.NotFixable) == 0 || !strings.Contains(p.NotFixable[0].Why, "installed by conda") {
+		t.Errorf("a conda-installed onnxruntime-gpu: %+v", p)
+	}
+}
+
+func tfVenv(version string, name string) gpu.PythonEnv {
+	env := cpuVenv()
+	env.Packages = []gpu.Package{{Name: name, Version: version, Location: env.SitePackages[0], CPUOnly: true, BuildNote: "tensorflow/python/platform/build_info.py"}}
+	return env
+}
+
+// A CPU-only TensorFlow on Linux: tensorflow[and-cuda] of the installed
+// minor version, when the driver runs its CUDA.
+func TestPlanTensorFlowAndCuda(t *testing.T) {
+	p, err := Make(report(t, tfVenv("2.18.0", "tensorflow")), matrix(t), Options{})
+	if err != nil || len(p.Actions) != 1 || p.Actions[0].Kind != KindTF {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	want := venvPy + " -m pip install --force-reinstall 'tensorflow[and-cuda]==2.18.*'"
+	if a := p.Actions[0]; len(a.Commands) != 1 || a.Commands[0].String() != want || !gpu.Contains(a.Findings, "tf_cpu_only") ||
+		!strings.Contains(a.Why, "CUDA 12.5") {
+		t.Errorf("action %+v\nwant %s", a, want)
+	}
+	// The CPU package is removed first.
+	p, _ = Make(report(t, tfVenv("2.17.1", "tensorflow-cpu")), matrix(t), Options{})
+	if len(p.Actions) != 1 || len(p.Actions[0].Commands) != 2 ||
+		p.Actions[0].Commands[0].String() != venvPy+" -m pip uninstall -y tensorflow-cpu" ||
+		p.Actions[0].Commands[1].String() != venvPy+" -m pip install --force-reinstall 'tensorflow[and-cuda]==2.17.*'" {
+		t.Errorf("tensorflow-cpu: %+v", p.Actions)
+	}
+	// A CUDA build without its libraries: the same command brings them.
+	libs := tfVenv("2.18.0", "tensorflow")
+	libs.Packages[0].CPUOnly, libs.Packages[0].CUDA, libs.Packages[0].CuDNN = false, "12.5", "9"
+	p, _ = Make(report(t, libs), matrix(t), Options{})
+	if len(p.Actions) != 1 || !gpu.Contains(p.Actions[0].Findings, "tf_gpu_libs_missing") || p.Actions[0].Commands[0].String() != want {
+		t.Errorf("the libraries missing: %+v", p)
+	}
+	if !Fixable("tf_cpu_only") || !Fixable("tf_gpu_libs_missing") {
+		t.Error("the TensorFlow findings are not offered a fix")
+	}
+}
+
+func TestPlanTensorFlowNotFixable(t *testing.T) {
+	notFixable := func(f *gpu.Facts, want string) {
+		t.Helper()
+		p, err := Make(doctor.Diagnose(f, matrix(t)), matrix(t), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Actions {
+			if a.Kind == KindTF {
+				t.Errorf("planned %+v", a)
+			}
+		}
+		var whys []string
+		for _, u := range p.NotFixable {
+			if strings.HasPrefix(u.ID, "tf_") && strings.Contains(u.Why, want) {
+				return
+			}
+			whys = append(whys, u.ID+": "+u.Why)
+		}
+		t.Errorf("no TensorFlow finding not fixable for %q: %v", want, whys)
+	}
+	old := fixtest.Machine() // driver 450: CUDA 11.0, TF 2.18 needs 12.5
+	old.NVML.DriverVersion, old.NVML.CUDADriverVersion = "450.80.02", "11.0"
+	old.Pythons = []gpu.PythonEnv{tfVenv("2.18.0", "tensorflow")}
+	notFixable(old, "which this driver does not run")
+	f := fixtest.Machine()
+	f.Pythons = []gpu.PythonEnv{tfVenv("2.12.0", "tensorflow")}
+	notFixable(f, "predates the tensorflow[and-cuda] extra")
+	win := fixtest.Machine()
+	win.Host.OS = "windows"
+	env := tfVenv("2.18.0", "tensorflow")
+	env.Interpreter = `C:\Users\u\venv\Scripts\python.exe`
+	win.Pythons = []gpu.PythonEnv{env}
+	notFixable(win, "no GPU build for native Windows")
+	old210 := fixtest.Machine()
+	old210.Host.OS = "windows"
+	env = tfVenv("2.10.1", "tensorflow")
+	env.Interpreter = `C:\Users\u\venv\Scripts\python.exe`
+	old210.Pythons = []gpu.PythonEnv{env}
+	old210.Windows = &gpu.WindowsFacts{}
+	notFixable(old210, "loads CUDA 11.2 and cuDNN 8.1 from the system")
+}
+
+func jaxVenv(version string) gpu.PythonEnv {
+	env := cpuVenv()
+	site := env.SitePackages[0]
+	env.Packages = []gpu.Package{{Name: "jax", Version: version, Location: site},
+		{Name: "jaxlib", Version: version, Location: site, CPUOnly: true, BuildNote: "no jax CUDA plugin wheel and no +cuda tag"}}
+	return env
+}
+
+// A CPU-only JAX on Linux: jax[cuda12] or jax[cuda13] by the driver's
+// CUDA, at the installed version; not on Windows, an old driver or an
+// old JAX.
+func TestPlanJAX(t *testing.T) {
+	plan := func(driver, cuda, os string, env gpu.PythonEnv) Plan {
+		t.Helper()
+		f := fixtest.Machine()
+		f.NVML.DriverVersion, f.NVML.CUDADriverVersion, f.Host.OS = driver, cuda, os
+		f.Pythons = []gpu.PythonEnv{env}
+		p, err := Make(doctor.Diagnose(f, matrix(t)), matrix(t), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ driver, cuda, want string }{
+		{"560.35.03", "12.6", venvPy + " -m pip install 'jax[cuda12]==0.7.1'"},
+		{"580.65.06", "13.0", venvPy + " -m pip install 'jax[cuda13]==0.7.1'"}} {
+		p := plan(c.driver, c.cuda, "linux", jaxVenv("0.7.1"))
+		if len(p.Actions) != 1 || p.Actions[0].Kind != KindJAX || p.Actions[0].Commands[0].String() != c.want ||
+			!gpu.Contains(p.Actions[0].Findings, "jaxlib_cpu_only") {
+			t.Errorf("driver %s: %+v\nwant %s", c.driver, p, c.want)
+		}
+	}
+	for _, c := range []struct {
+		driver, cuda, os, version, why string
+	}{
+		{"450.80.02", "11.0", "linux", "0.7.1", "need a driver for CUDA 12 or 13"},
+		{"560.35.03", "12.6", "linux", "0.4.20", "predates the jax[cuda12] extra"},
+		{"560.94", "12.6", "windows", "0.7.1", "WSL 2"}} {
+		p := plan(c.driver, c.cuda, c.os, jaxVenv(c.version))
+		var whys []string
+		found := false
+		for _, u := range p.NotFixable {
+			whys = append(whys, u.ID+": "+u.Why)
+			found = found || u.ID == "jaxlib_cpu_only" && strings.Contains(u.Why, c.why)
+		}
+		if p.Fixable() || !found {
+			t.Errorf("%s %s JAX %s: actions %+v, not fixable %v; want %q", c.os, c.driver, c.version, p.Actions, whys, c.why)
+		}
+	}
+	if !Fixable("jaxlib_cpu_only") {
+		t.Error("the CPU-only JAX is not offered a fix")
+	}
+}

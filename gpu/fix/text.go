@@ -27,7 +27,11 @@ func (p Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "   removes: %s\n", s(strings.Join(a.Remove, ", ")))
 		}
 		if len(a.Install) > 0 {
-			fmt.Fprintf(&b, "   installs: %s (from %s; sizes are known once pip resolves them)\n", s(strings.Join(a.Install, ", ")), s(p.Index))
+			index := p.Index
+			if a.Index != "" {
+				index = a.Index
+			}
+			fmt.Fprintf(&b, "   installs: %s (from %s; sizes are known once pip resolves them)\n", s(strings.Join(a.Install, ", ")), s(index))
 		}
 		for _, c := range a.Commands {
 			fmt.Fprintf(&b, "   $ %s\n", s(c.String()))

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"gpuwizard/gpu"
@@ -23,10 +24,17 @@ import (
 // Python is the interpreter the test environments are made with.
 const Python = "/usr/bin/python3"
 
-// Wheel is one fake wheel: a package whose <name>/version.py says its
+// Wheel is one fake wheel: a package whose <module>/version.py says its
 // version and CUDA ("" for a CPU-only build).
 type Wheel struct {
 	Name, Version, CUDA string
+	// Module is the folder it installs; "": Name. Two wheels with one
+	// Module share files, as onnxruntime and onnxruntime-gpu do.
+	Module string
+	// Files are more files (path in the wheel → content).
+	Files map[string]string
+	// Extras are the optional requirements ("and-cuda" → "pkg==1.0").
+	Extras map[string][]string
 }
 
 // Build writes the wheels into dir.
@@ -44,12 +52,21 @@ func write(dir string, w Wheel) error {
 	if w.CUDA != "" {
 		cuda = "'" + w.CUDA + "'"
 	}
-	dist := w.Name + "-" + w.Version + ".dist-info"
+	mod := w.Module
+	if mod == "" {
+		mod = w.Name
+	}
+	// A wheel's file name and dist-info spell a name with underscores.
+	under := strings.ReplaceAll(w.Name, "-", "_")
+	dist := under + "-" + w.Version + ".dist-info"
 	files := [][2]string{
-		{w.Name + "/__init__.py", "from .version import __version__\n"},
-		{w.Name + "/version.py", fmt.Sprintf("__version__ = '%s'\ncuda = %s\ngit_version = 'fake'\n", w.Version, cuda)},
-		{dist + "/METADATA", fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: a fake wheel of gpuwizard's tests\n", w.Name, w.Version)},
+		{mod + "/__init__.py", "from .version import __version__\n"},
+		{mod + "/version.py", fmt.Sprintf("__version__ = '%s'\ncuda = %s\ngit_version = 'fake'\nbuilt_by = '%s'\n", w.Version, cuda, w.Name)},
+		{dist + "/METADATA", metadata(w)},
 		{dist + "/WHEEL", "Wheel-Version: 1.0\nGenerator: gpuwizard-fixtest\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	for _, path := range sortedKeys(w.Files) {
+		files = append(files, [2]string{path, w.Files[path]})
 	}
 	var rec strings.Builder
 	var buf bytes.Buffer
@@ -76,7 +93,34 @@ func write(dir string, w Wheel) error {
 	if err := z.Close(); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, w.Name+"-"+w.Version+"-py3-none-any.whl"), buf.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, under+"-"+w.Version+"-py3-none-any.whl"), buf.Bytes(), 0o644)
+}
+
+// metadata is the wheel's METADATA, with its extras.
+func metadata(w Wheel) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: a fake wheel of gpuwizard's tests\n", w.Name, w.Version)
+	extras := make([]string, 0, len(w.Extras))
+	for e := range w.Extras {
+		extras = append(extras, e)
+	}
+	sort.Strings(extras)
+	for _, e := range extras {
+		fmt.Fprintf(&b, "Provides-Extra: %s\n", e)
+		for _, req := range w.Extras[e] {
+			fmt.Fprintf(&b, "Requires-Dist: %s ; extra == \"%s\"\n", req, e)
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Venv makes a virtual environment at dir with the system's python3 and
