@@ -19,6 +19,12 @@ const jaxFinding = "jaxlib_cpu_only"
 // CUDA plugin from PyPI (older ones needed Google's own index).
 const jaxCUDAExtraSince = "0.4.26"
 
+// jaxCUDA13Since is a JAX that surely has the jax[cuda13] extra: an older
+// JAX gets jax[cuda12] even on a CUDA 13 driver, which runs CUDA 12 builds
+// too (a missing extra is only a warning to pip, and would leave JAX on the
+// CPU).
+const jaxCUDA13Since = "0.8.0"
+
 // jaxNotFixableWhy is why the CPU-only JAX is not fixed on this machine.
 func jaxNotFixableWhy(f *gpu.Facts, id string) string {
 	switch {
@@ -33,7 +39,8 @@ func jaxNotFixableWhy(f *gpu.Facts, id string) string {
 }
 
 // jaxAction installs jax[cudaNN] at the installed JAX version with env's
-// own pip, NN the newest CUDA major the driver runs (13, else 12).
+// own pip, NN the newest CUDA major the driver runs (13, else 12; 13 only
+// for a JAX that has that extra).
 func jaxAction(f *gpu.Facts, m *compat.Matrix, env gpu.PythonEnv, indexURL string, fs []gpu.Finding) (Action, string) {
 	pk, ok := env.Package("jax")
 	if !ok {
@@ -60,6 +67,9 @@ func jaxAction(f *gpu.Facts, m *compat.Matrix, env gpu.PythonEnv, indexURL strin
 	}
 	cuda := ""
 	for _, c := range []string{"13", "12"} {
+		if c == "13" && !gpu.VersionAtLeast(version, jaxCUDA13Since) {
+			continue
+		}
 		if runs, _ := m.DriverRuns(q, c+".0"); runs {
 			cuda = c
 			break

@@ -585,10 +585,14 @@ func TestPlanJAX(t *testing.T) {
 		}
 		return p
 	}
-	for _, c := range []struct{ driver, cuda, want string }{
-		{"560.35.03", "12.6", venvPy + " -m pip install 'jax[cuda12]==0.7.1'"},
-		{"580.65.06", "13.0", venvPy + " -m pip install 'jax[cuda13]==0.7.1'"}} {
-		p := plan(c.driver, c.cuda, "linux", jaxVenv("0.7.1"))
+	for _, c := range []struct{ driver, cuda, version, want string }{
+		{"560.35.03", "12.6", "0.7.1", venvPy + " -m pip install 'jax[cuda12]==0.7.1'"},
+		// A CUDA 13 driver runs CUDA 12 builds: a JAX not surely with the
+		// cuda13 extra gets cuda12.
+		{"580.65.06", "13.0", "0.7.1", venvPy + " -m pip install 'jax[cuda12]==0.7.1'"},
+		{"580.65.06", "13.0", "0.8.1", venvPy + " -m pip install 'jax[cuda13]==0.8.1'"},
+		{"560.35.03", "12.6", "0.8.1", venvPy + " -m pip install 'jax[cuda12]==0.8.1'"}} {
+		p := plan(c.driver, c.cuda, "linux", jaxVenv(c.version))
 		if len(p.Actions) != 1 || p.Actions[0].Kind != KindJAX || p.Actions[0].Commands[0].String() != c.want ||
 			!gpu.Contains(p.Actions[0].Findings, "jaxlib_cpu_only") {
 			t.Errorf("driver %s: %+v\nwant %s", c.driver, p, c.want)
