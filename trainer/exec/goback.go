@@ -216,9 +216,7 @@ func (j *binaryJob) Run(_, lo, hi int) {
 				O[i] = A[i] * B[i]
 			}
 		case OpSiLUGrad:
-			for i := range O {
-				O[i] = SiLUGrad(A[i], B[i])
-			}
+			siluGradTo(O, A, B)
 		default:
 			for i := range O {
 				O[i] = binop(j.op, A[i], B[i])
@@ -269,25 +267,36 @@ func SiLUGrad(x, g float32) float32 {
 	return g * s * (1 + x*(1-s))
 }
 
+// siluTo writes SiLU(x) into o for each x in a, with expf inlined (SiLU
+// itself is past the inliner's budget).
+func siluTo(o, a []float32) {
+	o = o[:len(a)]
+	for i, x := range a {
+		o[i] = x / (1 + expf(-x))
+	}
+}
+
+// siluGradTo writes SiLUGrad(x[i], g[i]) into o[i], with expf inlined.
+func siluGradTo(o, x, g []float32) {
+	x, g = x[:len(o)], g[:len(o)]
+	for i, v := range x {
+		s := 1 / (1 + expf(-v))
+		o[i] = g[i] * s * (1 + v*(1-s))
+	}
+}
+
 // expf is e^x in float32 within 2 ulp (rel. 2.4e-7): x = n·ln 2 + r with
 // |r| ≤ ln 2 / 2, e^r by its Taylor polynomial of degree 7, times 2^n
-// written into the exponent. It is several times faster than math32.Exp
-// (no special cases but the range; NaN gives NaN): SiLU and its gradient
-// take one per element, forward and backward.
+// written into the exponent. It has no branches, so that it inlines into
+// SiLU's loops: x is clamped to [-87.33, 88.72] (0 below becomes 2^-126,
+// which 1 + e^-x cannot tell from 0; above, n = 128 writes +Inf), n is
+// rounded to nearest by adding and subtracting 1.5·2^23, and NaN stays NaN
+// (min and max keep it). SiLU and its gradient take one per element,
+// forward and backward.
 func expf(x float32) float32 {
-	switch {
-	case x > 88.72:
-		return float32(math.Inf(1))
-	case x < -87.33:
-		return 0
-	case x != x:
-		return x
-	}
-	const ln2hi, ln2lo, log2e = 0.693359375, -2.12194440e-4, 1.44269504088896341
-	n := float32(int32(x*log2e + 0.5))
-	if x*log2e+0.5 < 0 {
-		n = float32(int32(x*log2e - 0.5))
-	}
+	const ln2hi, ln2lo, log2e, round = 0.693359375, -2.12194440e-4, 1.44269504088896341, 12582912
+	x = min(max(x, -87.33), 88.72)
+	n := x*log2e + round - round
 	r := x - n*ln2hi - n*ln2lo
 	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
@@ -301,9 +310,7 @@ type unaryJob struct {
 func (j *unaryJob) Run(_, lo, hi int) {
 	A, O := j.a[lo:hi], j.o[lo:hi]
 	if j.op == OpSiLU {
-		for i, x := range A {
-			O[i] = SiLU(x)
-		}
+		siluTo(O, A)
 		return
 	}
 	for i, x := range A {
