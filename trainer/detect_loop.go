@@ -94,6 +94,9 @@ func (l *detLoop) restore(ck *Checkpoint) error {
 	return nil
 }
 
+// note is said before the start event.
+func (l *detLoop) note(m string) { l.resumeNotes = append(l.resumeNotes, m) }
+
 // run trains the remaining epochs, then measures the best model.
 func (l *detLoop) run(ctx context.Context) error {
 	for _, m := range l.resumeNotes {

@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -12,7 +11,6 @@ import (
 
 	"gpuwizard/trainer/data"
 	"gpuwizard/trainer/detect"
-	"gpuwizard/trainer/exec"
 )
 
 // LetterboxGrey is the padding of a letterboxed canvas (Ultralytics').
@@ -43,12 +41,8 @@ func LoadDetector(path string) (*Detector, error) {
 	if !ck.Spec.IsDetector() {
 		return nil, fmt.Errorf("%w: %s holds a %s, an image classifier, not a detector: predict classes with it instead", ErrCheckpoint, path, ck.Spec.Kind)
 	}
-	s, err := openSession(context.Background(), sessionOptions{spec: ck.Spec, batch: 1, seed: 1, optim: exec.Optim{Kind: "sgd"}, device: "cpu"})
+	s, err := openInference(ck)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.load(ck, false); err != nil {
-		s.close()
 		return nil, err
 	}
 	h, w := ck.Spec.Grid()

@@ -25,31 +25,12 @@ func trainDetect(ctx context.Context, cfg Config, em *emitter, opts Options, rs 
 	}
 	defer s.close()
 	res := &Result{Device: s.device, DeviceReason: s.reason, Classes: ds.Classes}
-	d := rs.d
-	if d == nil {
-		if d, err = newDetectRunDir(cfg, opts, s, ds); err != nil {
-			return nil, err
-		}
-		defer d.release()
+	d, release, err := useRunDir(rs, opts, res, say, func() (*rundir, error) { return newDetectRunDir(cfg, opts, s, ds) })
+	if err != nil {
+		return nil, err
 	}
-	res.RunDir = d.dir
-	if opts.RunIndex != "" {
-		if err := RecordRun(opts.RunIndex, d.dir); err != nil {
-			say("note: the window's Runs view will not list this run: " + err.Error())
-		}
-	}
-	l := newDetLoop(cfg, ds, s, d, em, opts, res)
-	if rs.ck != nil {
-		if err := l.restore(rs.ck); err != nil {
-			return res, err
-		}
-	}
-	if rs.extend != "" {
-		l.resumeNotes = append(l.resumeNotes, rs.extend)
-	}
-	err = l.run(ctx)
-	l.finalState(err)
-	return res, err
+	defer release()
+	return res, drive(ctx, newDetLoop(cfg, ds, s, d, em, opts, res), rs)
 }
 
 // openDetectRun opens the device, loads the detection dataset (or takes

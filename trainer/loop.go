@@ -92,6 +92,9 @@ func (l *loop) restore(ck *Checkpoint) error {
 	return nil
 }
 
+// note is said before the start event.
+func (l *loop) note(m string) { l.resumeNotes = append(l.resumeNotes, m) }
+
 // run trains the remaining epochs, then measures the best model.
 func (l *loop) run(ctx context.Context) error {
 	for _, m := range l.resumeNotes {

@@ -25,6 +25,20 @@ type Predictor struct {
 	s     *session
 }
 
+// openInference opens a CPU session of batch 1 holding ck's weights, for
+// predictions. SGD keeps one optimiser buffer (Adam two): it never steps.
+func openInference(ck *Checkpoint) (*session, error) {
+	s, err := openSession(context.Background(), sessionOptions{spec: ck.Spec, batch: 1, seed: 1, optim: exec.Optim{Kind: "sgd"}, device: "cpu"})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(ck, false); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // LoadPredictor loads a checkpoint (runs/NAME/best, .../last, or a file).
 func LoadPredictor(path string) (*Predictor, error) {
 	ck, err := LoadCheckpoint(path)
@@ -34,13 +48,8 @@ func LoadPredictor(path string) (*Predictor, error) {
 	if ck.Spec.IsDetector() {
 		return nil, fmt.Errorf("%w: %s holds a detector (%s), which finds boxes rather than classifying the whole image: load it with LoadDetector", ErrCheckpoint, path, ck.Spec.Kind)
 	}
-	// SGD keeps one optimiser buffer (Adam two): the predictor never steps.
-	s, err := openSession(context.Background(), sessionOptions{spec: ck.Spec, batch: 1, seed: 1, optim: exec.Optim{Kind: "sgd"}, device: "cpu"})
+	s, err := openInference(ck)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.load(ck, false); err != nil {
-		s.close()
 		return nil, err
 	}
 	d := ck.Config.Data

@@ -62,12 +62,32 @@ func train(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result,
 	}
 	defer s.close()
 	res := &Result{Device: s.device, DeviceReason: s.reason, Classes: ds.Classes}
-	d := rs.d
+	d, release, err := useRunDir(rs, opts, res, say, func() (*rundir, error) { return newRunDir(cfg, opts, s, ds) })
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return res, drive(ctx, newLoop(cfg, ds, s, d, em, opts, res), rs)
+}
+
+// trainLoop is a run's training loop: the classifier's or the detector's.
+type trainLoop interface {
+	restore(ck *Checkpoint) error
+	note(m string) // said before the start event
+	run(ctx context.Context) error
+	finalState(err error)
+}
+
+// useRunDir gives a run its folder, the resumed one or a new one that mk
+// makes (release it when the run ends), and lists it in the run index.
+func useRunDir(rs *resumed, opts Options, res *Result, say func(string), mk func() (*rundir, error)) (*rundir, func(), error) {
+	d, release := rs.d, func() {}
 	if d == nil {
-		if d, err = newRunDir(cfg, opts, s, ds); err != nil {
-			return nil, err
+		var err error
+		if d, err = mk(); err != nil {
+			return nil, nil, err
 		}
-		defer d.release()
+		release = d.release
 	}
 	res.RunDir = d.dir
 	if opts.RunIndex != "" {
@@ -75,18 +95,23 @@ func train(ctx context.Context, cfg Config, em *emitter, opts Options) (*Result,
 			say("note: the window's Runs view will not list this run: " + err.Error())
 		}
 	}
-	l := newLoop(cfg, ds, s, d, em, opts, res)
+	return d, release, nil
+}
+
+// drive restores a resumed run's checkpoint into l, trains, and records
+// how the run ended.
+func drive(ctx context.Context, l trainLoop, rs *resumed) error {
 	if rs.ck != nil {
 		if err := l.restore(rs.ck); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if rs.extend != "" {
-		l.resumeNotes = append(l.resumeNotes, rs.extend)
+		l.note(rs.extend)
 	}
-	err = l.run(ctx)
+	err := l.run(ctx)
 	l.finalState(err)
-	return res, err
+	return err
 }
 
 // perSecond is n per second over seconds, 0 when no time was measured:

@@ -13,33 +13,6 @@ import (
 
 // probeToolkits finds CUDA toolkits: the nvcc on PATH and the usual folders.
 func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
-	var kits []gpu.Toolkit
-	seen := map[string]int{} // resolved folder → index in kits
-	add := func(dir string, onPath bool) *gpu.Toolkit {
-		real := p.realPath(dir)
-		if i, ok := seen[real]; ok {
-			kits[i].OnPath = kits[i].OnPath || onPath
-			return nil
-		}
-		seen[real] = len(kits)
-		kits = append(kits, gpu.Toolkit{Path: dir, OnPath: onPath})
-		return &kits[len(kits)-1]
-	}
-	var errs []string
-	if nvcc := p.lookPath("nvcc"); nvcc != "" {
-		dir := p.sys.dir(p.sys.dir(nvcc))
-		if t := add(dir, true); t != nil {
-			t.Version = p.toolkitFileVersion(dir)
-			if t.Version == "" {
-				out, err := p.o.Runner.Run(ctx, nvcc, "--version")
-				if err != nil {
-					t.Error = err.Error()
-					errs = append(errs, err.Error())
-				}
-				t.Version = gpu.ParseNvccVersion(string(out))
-			}
-		}
-	}
 	var dirs []string
 	for _, pat := range []string{"/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", "/usr/lib/cuda"} {
 		dirs = append(dirs, p.glob(pat)...)
@@ -49,8 +22,43 @@ func (p *prober) probeToolkits(ctx context.Context) (func(*gpu.Facts), error) {
 			dirs = append(dirs, v)
 		}
 	}
+	return p.toolkits(ctx, "nvcc", p.realPath, dirs)
+}
+
+// toolkits lists the CUDA toolkits: the one whose nvcc is on PATH, then
+// each of dirs that holds bin/nvcc (named nvcc on the probed system),
+// version.json or version.txt. key names a folder once (its resolved
+// path; on Windows, its case-folded form), so a toolkit found twice is one.
+func (p *prober) toolkits(ctx context.Context, nvcc string, key func(string) string, dirs []string) (func(*gpu.Facts), error) {
+	var kits []gpu.Toolkit
+	seen := map[string]int{} // key of the folder → index in kits
+	add := func(dir string, onPath bool) *gpu.Toolkit {
+		k := key(dir)
+		if i, ok := seen[k]; ok {
+			kits[i].OnPath = kits[i].OnPath || onPath
+			return nil
+		}
+		seen[k] = len(kits)
+		kits = append(kits, gpu.Toolkit{Path: dir, OnPath: onPath})
+		return &kits[len(kits)-1]
+	}
+	var errs []string
+	if exe := p.lookPath("nvcc"); exe != "" {
+		dir := p.sys.dir(p.sys.dir(exe))
+		if t := add(dir, true); t != nil {
+			t.Version = p.toolkitFileVersion(dir)
+			if t.Version == "" {
+				out, err := p.o.Runner.Run(ctx, exe, "--version")
+				if err != nil {
+					t.Error = err.Error()
+					errs = append(errs, err.Error())
+				}
+				t.Version = gpu.ParseNvccVersion(string(out))
+			}
+		}
+	}
 	for _, d := range dirs {
-		if !p.exists(p.sys.join(d, "bin", "nvcc")) && !p.exists(p.sys.join(d, "version.json")) && !p.exists(p.sys.join(d, "version.txt")) {
+		if !p.exists(p.sys.join(d, "bin", nvcc)) && !p.exists(p.sys.join(d, "version.json")) && !p.exists(p.sys.join(d, "version.txt")) {
 			continue
 		}
 		if t := add(d, false); t != nil {

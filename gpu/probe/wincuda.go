@@ -18,32 +18,6 @@ func (p *prober) cudaToolkitsDir() string {
 // probeWinToolkits finds CUDA toolkits: the nvcc.exe on PATH, the
 // folders CUDA_PATH and CUDA_PATH_V* name, and those under Program Files.
 func (p *prober) probeWinToolkits(ctx context.Context) (func(*gpu.Facts), error) {
-	var kits []gpu.Toolkit
-	seen := map[string]int{}
-	add := func(dir string, onPath bool) *gpu.Toolkit {
-		if i, ok := seen[p.sys.key(dir)]; ok {
-			kits[i].OnPath = kits[i].OnPath || onPath
-			return nil
-		}
-		seen[p.sys.key(dir)] = len(kits)
-		kits = append(kits, gpu.Toolkit{Path: dir, OnPath: onPath})
-		return &kits[len(kits)-1]
-	}
-	var errs []string
-	if nvcc := p.lookPath("nvcc"); nvcc != "" {
-		dir := p.sys.dir(p.sys.dir(nvcc))
-		if t := add(dir, true); t != nil {
-			t.Version = p.toolkitFileVersion(dir)
-			if t.Version == "" {
-				out, err := p.o.Runner.Run(ctx, nvcc, "--version")
-				if err != nil {
-					t.Error = err.Error()
-					errs = append(errs, err.Error())
-				}
-				t.Version = gpu.ParseNvccVersion(string(out))
-			}
-		}
-	}
 	var dirs []string
 	for _, n := range append([]string{"CUDA_PATH"}, p.sys.envNames(p.o.Environ)...) {
 		if v := p.o.Environ[n]; strings.HasPrefix(n, "CUDA_PATH") && p.sys.isAbs(v) {
@@ -51,19 +25,7 @@ func (p *prober) probeWinToolkits(ctx context.Context) (func(*gpu.Facts), error)
 		}
 	}
 	dirs = append(dirs, p.glob(p.sys.join(p.cudaToolkitsDir(), "v*"))...)
-	for _, d := range dirs {
-		if !p.exists(p.sys.join(d, "bin", "nvcc.exe")) && !p.exists(p.sys.join(d, "version.json")) && !p.exists(p.sys.join(d, "version.txt")) {
-			continue
-		}
-		if t := add(d, false); t != nil {
-			t.Version = p.toolkitFileVersion(d)
-		}
-	}
-	apply := func(f *gpu.Facts) { f.CUDA.Toolkits = kits }
-	if len(errs) > 0 {
-		return apply, fmt.Errorf("cuda toolkits: %s", strings.Join(errs, "; "))
-	}
-	return apply, nil
+	return p.toolkits(ctx, "nvcc.exe", p.sys.key, dirs)
 }
 
 // probeWinLibraries lists the CUDA-family DLLs and where they lie: the
