@@ -128,9 +128,8 @@ func TestGoBackendMatchesTapeMachine(t *testing.T) {
 					}
 					// Adam's first steps move each weight by about ±lr
 					// whatever its gradient's size, so the last-bit
-					// differences of near-zero gradients (the detector's
-					// SiLU takes its own float32 exp, 2 ulp from the tape
-					// machine's) show in the update: it is held to 3e-4
+					// differences of near-zero gradients (sums taken in
+					// another order) show in the update: it is held to 3e-4
 					// there (the update against the float64 update of the
 					// backend's own gradient is TestGoBackendMatchesFloat64's).
 					updTol := tol

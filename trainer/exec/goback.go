@@ -10,6 +10,7 @@ import (
 
 	"gpuwizard/trainer/exec/internal/par"
 	"gpuwizard/trainer/exec/internal/sgemm"
+	"gpuwizard/trainer/exec/internal/vmath"
 )
 
 // GoBackend runs the kernels on the CPU in Go, every kernel shared out
@@ -216,7 +217,7 @@ func (j *binaryJob) Run(_, lo, hi int) {
 				O[i] = A[i] * B[i]
 			}
 		case OpSiLUGrad:
-			siluGradTo(O, A, B)
+			SiLUGradTo(O, A, B)
 		default:
 			for i := range O {
 				O[i] = binop(j.op, A[i], B[i])
@@ -259,48 +260,21 @@ func binop(op BinOp, x, y float32) float32 {
 }
 
 // SiLU is x·σ(x).
-func SiLU(x float32) float32 { return x / (1 + expf(-x)) }
+func SiLU(x float32) float32 { return x / (1 + vmath.Exp(-x)) }
 
 // SiLUGrad is g times SiLU's derivative at x: g·σ(x)·(1 + x·(1 − σ(x))).
 func SiLUGrad(x, g float32) float32 {
-	s := 1 / (1 + expf(-x))
+	s := 1 / (1 + vmath.Exp(-x))
 	return g * s * (1 + x*(1-s))
 }
 
-// siluTo writes SiLU(x) into o for each x in a, with expf inlined (SiLU
-// itself is past the inliner's budget).
-func siluTo(o, a []float32) {
-	o = o[:len(a)]
-	for i, x := range a {
-		o[i] = x / (1 + expf(-x))
-	}
-}
+// SiLUTo writes SiLU(x) into o for each x in a, with vector code where
+// the CPU has it (package vmath): the Go backend's kernel, which the tape
+// machine's SiLU calls too, so that both give the same bits.
+func SiLUTo(o, a []float32) { vmath.SiLU(o, a) }
 
-// siluGradTo writes SiLUGrad(x[i], g[i]) into o[i], with expf inlined.
-func siluGradTo(o, x, g []float32) {
-	x, g = x[:len(o)], g[:len(o)]
-	for i, v := range x {
-		s := 1 / (1 + expf(-v))
-		o[i] = g[i] * s * (1 + v*(1-s))
-	}
-}
-
-// expf is e^x in float32 within 2 ulp (rel. 2.4e-7): x = n·ln 2 + r with
-// |r| ≤ ln 2 / 2, e^r by its Taylor polynomial of degree 7, times 2^n
-// written into the exponent. It has no branches, so that it inlines into
-// SiLU's loops: x is clamped to [-87.33, 88.72] (0 below becomes 2^-126,
-// which 1 + e^-x cannot tell from 0; above, n = 128 writes +Inf), n is
-// rounded to nearest by adding and subtracting 1.5·2^23, and NaN stays NaN
-// (min and max keep it). SiLU and its gradient take one per element,
-// forward and backward.
-func expf(x float32) float32 {
-	const ln2hi, ln2lo, log2e, round = 0.693359375, -2.12194440e-4, 1.44269504088896341, 12582912
-	x = min(max(x, -87.33), 88.72)
-	n := x*log2e + round - round
-	r := x - n*ln2hi - n*ln2lo
-	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
-}
+// SiLUGradTo writes SiLUGrad(x[i], g[i]) into o[i] (as SiLUTo).
+func SiLUGradTo(o, x, g []float32) { vmath.SiLUGrad(o, x, g) }
 
 type unaryJob struct {
 	op   UnOp
@@ -310,7 +284,7 @@ type unaryJob struct {
 func (j *unaryJob) Run(_, lo, hi int) {
 	A, O := j.a[lo:hi], j.o[lo:hi]
 	if j.op == OpSiLU {
-		siluTo(O, A)
+		SiLUTo(O, A)
 		return
 	}
 	for i, x := range A {

@@ -53,10 +53,7 @@ func (op *siluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	if len(vals) != 1 || vals[0].Shape().TotalSize() != op.shape.TotalSize() {
 		return nil, fmt.Errorf("silu: want one input of %d values", op.shape.TotalSize())
 	}
-	out := f32(prealloc)
-	for i, v := range f32(vals[0]) {
-		out[i] = exec.SiLU(v)
-	}
+	exec.SiLUTo(f32(prealloc), f32(vals[0]))
 	return prealloc, nil
 }
 
@@ -90,10 +87,7 @@ func (op *siluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 	if len(vals) != 2 || vals[0].Shape().TotalSize() != n || vals[1].Shape().TotalSize() != n {
 		return nil, fmt.Errorf("silu gradient: want two inputs of %d values", n)
 	}
-	x, g, out := f32(vals[0]), f32(vals[1]), f32(prealloc)
-	for i := range out {
-		out[i] = exec.SiLUGrad(x[i], g[i])
-	}
+	exec.SiLUGradTo(f32(prealloc), f32(vals[0]), f32(vals[1]))
 	return prealloc, nil
 }
 
