@@ -325,7 +325,7 @@ func (v *settingsView) preset(name string) {
 // 16; the quick test on the canvas its set was loaded at (size), the
 // others on the set's default canvas (320; the built-in set 128).
 func detectorPreset(c *trainer.Config, name string, size int) {
-	c.Model, c.Batch, c.ImageSize = "auto", 16, 0
+	c.Model, c.Batch, c.ImageSize = "auto", trainer.DefaultDetectBatch, 0
 	switch name {
 	case "quick":
 		c.Epochs, c.WarmupEpochs, c.ImageSize = 3, 0, size

@@ -57,6 +57,8 @@ type trainFlags struct {
 	resume string
 	extend int
 	eager  bool
+	// deviceGiven: --device was on the command line.
+	deviceGiven bool
 }
 
 // newTrainFlags binds the settings flags to c (their defaults are c's
@@ -72,7 +74,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.StringVar(&c.Data, "data", c.Data, "dataset `path` (a folder, a YOLO data.yaml), builtin or builtin-detect")
 	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn; detectors: det-n, det-s")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs to train")
-	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size (a detector's default: 16)")
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, "adam or sgd")
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
@@ -95,31 +97,9 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 
 // Train runs `gpuwizard train`.
 func Train(ctx context.Context, args []string, env Env) int {
-	d := trainer.Defaults()
-	cfg := d
-	fs, tf := newTrainFlags(&cfg)
-	if code, ok := parseFlags(fs, args, env, trainHelp()); !ok {
+	cfg, tf, code, ok := trainSettings(args, env)
+	if !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
-		return ExitUsage
-	}
-	if tf.config != "" {
-		fileCfg, err := trainer.LoadConfigFile(tf.config, d)
-		if err != nil {
-			// The line and setting in words, as the window's Load settings… says it.
-			printErr(env.Stderr, "train: --config:", err)
-			return ExitUsage
-		}
-		// Flags given on the command line override the file: the same
-		// arguments, parsed again over it.
-		again, _ := newTrainFlags(&fileCfg)
-		again.SetOutput(io.Discard)
-		if err := again.Parse(args); err != nil {
-			return ExitUsage
-		}
-		cfg = fileCfg
 	}
 	if tf.extend < 0 || (tf.extend > 0 && tf.resume == "") {
 		fmt.Fprintln(env.Stderr, "train: --extend N needs --resume DIR and N ≥ 1")
@@ -142,11 +122,9 @@ func Train(ctx context.Context, args []string, env Env) int {
 	}()
 	opts := trainer.Options{Resume: tf.resume, Extend: tf.extend, Probe: env.Probe, Sample: env.Sample,
 		Eager: tf.eager || env.getenv("GPUWIZARD_EAGER") == "1", RunIndex: env.RunIndex}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "device" && tf.resume != "" {
-			opts.Device = cfg.Device // a resumed run may move to another device
-		}
-	})
+	if tf.deviceGiven && tf.resume != "" {
+		opts.Device = cfg.Device // a resumed run may move to another device
+	}
 	res, err := trainer.Run(ctx, cfg, events, opts)
 	close(events)
 	<-done
@@ -315,4 +293,57 @@ func Lint(ctx context.Context, args []string, env Env) int {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// flagGiven says whether the command line set flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// trainSettings reads train's settings: the defaults, then --config FILE,
+// then the flags; a detection run with no batch set in either gets
+// trainer.DefaultDetectBatch. ok false: stop with code.
+func trainSettings(args []string, env Env) (trainer.Config, *trainFlags, int, bool) {
+	d := trainer.Defaults()
+	cfg := d
+	fs, tf := newTrainFlags(&cfg)
+	if code, ok := parseFlags(fs, args, env, trainHelp()); !ok {
+		return cfg, tf, code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "train: unexpected argument %q (the dataset goes in --data)\n", fs.Arg(0))
+		return cfg, tf, ExitUsage, false
+	}
+	batchSet := flagGiven(fs, "batch")
+	tf.deviceGiven = flagGiven(fs, "device")
+	if tf.config != "" {
+		// Read over a batch of 0, to tell a batch the file sets from
+		// the default.
+		base := d
+		base.Batch = 0
+		fileCfg, err := trainer.LoadConfigFile(tf.config, base)
+		if err != nil {
+			// The line and setting in words, as the window's Load settings… says it.
+			printErr(env.Stderr, "train: --config:", err)
+			return cfg, tf, ExitUsage, false
+		}
+		batchSet = batchSet || fileCfg.Batch != 0
+		if fileCfg.Batch == 0 {
+			fileCfg.Batch = d.Batch
+		}
+		// Flags given on the command line override the file: the same
+		// arguments, parsed again over it.
+		again, _ := newTrainFlags(&fileCfg)
+		again.SetOutput(io.Discard)
+		if err := again.Parse(args); err != nil {
+			return cfg, tf, ExitUsage, false
+		}
+		cfg = fileCfg
+	}
+	if !batchSet && cfg.IsDetect() {
+		cfg.Batch = trainer.DefaultDetectBatch
+	}
+	return cfg, tf, 0, true
 }

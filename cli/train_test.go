@@ -208,3 +208,36 @@ func TestTrainRecordsRun(t *testing.T) {
 		t.Fatalf("index %q: want [%s], absolute", dirs, want)
 	}
 }
+
+// TestDetectBatchDefault: a detection run with no batch set anywhere
+// trains in batches of trainer.DefaultDetectBatch; a batch from the flag
+// or the config file (even 64, the classifiers' default) is kept, and a
+// classification run keeps the defaults' 64.
+func TestDetectBatchDefault(t *testing.T) {
+	dir := t.TempDir()
+	file := func(body string) string {
+		p := filepath.Join(dir, strings.ReplaceAll(body, ":", "")+".yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--data", "builtin-detect"}, trainer.DefaultDetectBatch},
+		{[]string{"--data", "builtin-detect", "--batch", "8"}, 8},
+		{[]string{"--data", "builtin-detect", "--config", file("batch: 64\n")}, 64},
+		{[]string{"--config", file("data: builtin-detect\nepochs: 3\n")}, trainer.DefaultDetectBatch},
+		{[]string{"--config", file("data: builtin-detect\nbatch: 32\n"), "--batch", "4"}, 4},
+		{[]string{"--data", "builtin"}, trainer.Defaults().Batch},
+		{[]string{"--config", file("epochs: 2\n")}, trainer.Defaults().Batch},
+	} {
+		var out, errb bytes.Buffer
+		cfg, _, code, ok := trainSettings(c.args, Env{Stdout: &out, Stderr: &errb})
+		if !ok || cfg.Batch != c.want {
+			t.Errorf("%q: batch %d (ok %v, exit %d: %s), want %d", c.args, cfg.Batch, ok, code, errb.String(), c.want)
+		}
+	}
+}

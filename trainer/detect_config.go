@@ -23,6 +23,12 @@ const (
 	BuiltinDetectSize = 128
 )
 
+// DefaultDetectBatch is a detection run's batch when none is set (as
+// Ultralytics'): the small detectors learn far faster per epoch in
+// batches of 16 than of 64 (built-in set, det-n, 128 px: mAP50 0.45
+// after 2 epochs against 0.24 after 3).
+const DefaultDetectBatch = 16
+
 // IsDetectData says whether path names detection data: the built-in
 // detection set, a YOLO data.yaml, or a folder holding one.
 func IsDetectData(path string) bool {

@@ -9,6 +9,7 @@ import (
 
 	"gpuwizard/internal/plural"
 	"gpuwizard/trainer/detect"
+	"gpuwizard/trainer/exec"
 	"gpuwizard/trainer/optim"
 )
 
@@ -32,6 +33,7 @@ type detLoop struct {
 	gstep       int
 	bestEpoch   int
 	bestFit     float64
+	valLoss     [3]float64 // the last evaluation's loss terms (box, class, objectness)
 	train, val  *detBatcher
 	g           detect.Grid
 	spe, total  int
@@ -234,6 +236,7 @@ func (l *detLoop) endEpoch(ctx context.Context, epoch int) (bool, error) {
 	n := float64(max(t.steps, 1))
 	er := EpochResult{Epoch: epoch + 1, Seconds: time.Since(t.start).Seconds(), TrainLoss: t.loss / n,
 		BoxLoss: t.box / n, ClsLoss: t.cls / n, ObjLoss: t.obj / n, MAP50: val.MAP50, MAP5095: val.MAP5095,
+		ValLoss: l.valLoss[0] + l.valLoss[1] + l.valLoss[2], ValBoxLoss: l.valLoss[0], ValClsLoss: l.valLoss[1], ValObjLoss: l.valLoss[2],
 		LR: float64(t.lr), ImagesPerSec: perSecond(float64(t.seen), time.Since(t.start).Seconds())}
 	l.res.History = append(l.res.History, er)
 	l.res.Epochs = epoch + 1
@@ -247,7 +250,7 @@ func (l *detLoop) endEpoch(ctx context.Context, epoch int) (bool, error) {
 		return false, err
 	}
 	l.em.send(ctx, Event{Kind: EventEpoch, Epoch: epoch + 1, Epochs: cfg.Epochs, Steps: l.spe, Step: l.spe, GlobalStep: l.gstep, X: float64(epoch + 1),
-		Loss: er.TrainLoss, BoxLoss: er.BoxLoss, ClsLoss: er.ClsLoss, ObjLoss: er.ObjLoss, MAP50: er.MAP50, MAP5095: er.MAP5095, LR: er.LR,
+		Loss: er.TrainLoss, ValLoss: er.ValLoss, BoxLoss: er.BoxLoss, ClsLoss: er.ClsLoss, ObjLoss: er.ObjLoss, MAP50: er.MAP50, MAP5095: er.MAP5095, LR: er.LR,
 		ImagesPerSec: er.ImagesPerSec, Best: best, Device: l.s.device, GPU: l.proof.sample(ctx, l.res),
 		ETA: time.Since(l.runStart) / time.Duration(max(l.stepsDone, 1)) * time.Duration(max(l.total-l.gstep, 0))})
 	if cfg.Patience > 0 && epoch+1-l.bestEpoch >= cfg.Patience && !finished {
@@ -270,9 +273,10 @@ func (l *detLoop) bestMAP() float64 {
 
 // evaluate runs the evaluation program over a split and scores its
 // detections (detect.Evaluate, on the canvas: the letterbox scales both
-// boxes alike, so IoUs are the original image's).
+// boxes alike, so IoUs are the original image's); l.valLoss gets the
+// split's loss terms.
 func (l *detLoop) evaluate(b *detBatcher, name string) (detect.Metrics, error) {
-	preds, truths, err := evaluateDetector(l.s, b, len(l.ds.Classes))
+	preds, truths, err := evaluateDetector(l.s, b, len(l.ds.Classes), &l.valLoss)
 	if err != nil {
 		return detect.Metrics{}, fmt.Errorf("trainer: evaluating the %s split on %s: %w", name, l.s.device, err)
 	}
@@ -350,11 +354,14 @@ func (l *detLoop) finalState(err error) {
 
 // evaluateDetector runs session s's evaluation program over batcher b's
 // pass and returns each image's detections (canvas pixels, NMS at
-// validation thresholds) and objects.
-func evaluateDetector(s *session, b *detBatcher, classes int) ([][]detect.Detection, [][]detect.Object, error) {
+// validation thresholds) and objects. When loss is not nil it gets the
+// box, class and objectness terms of the loss on the pass (means per
+// batch, as the training loss's), taken on the host from the heads.
+func evaluateDetector(s *session, b *detBatcher, classes int, loss *[3]float64) ([][]detect.Detection, [][]detect.Object, error) {
 	per := (5 + classes) * b.g.H * b.g.W
 	preds := make([][]detect.Detection, b.s.Len())
 	truths := make([][]detect.Object, b.s.Len())
+	vl := valLoss{d: detGeometry(b.batch, classes, b.g)}
 	b.Rewind()
 	for b.Next() {
 		head, err := s.predict(b.X)
@@ -366,6 +373,45 @@ func evaluateDetector(s *session, b *detBatcher, classes int) ([][]detect.Detect
 			preds[i] = detect.Detections(head[k*per:(k+1)*per], classes, b.g, b.size, detect.ValConf, detect.ValIoU, detect.MaxPerImage)
 			truths[i] = b.s.Images[i].Objects
 		}
+		if loss != nil {
+			vl.add(head, b.Y)
+		}
+	}
+	if loss != nil {
+		*loss = vl.mean()
 	}
 	return preds, truths, nil
+}
+
+// detGeometry is the loss of a batch of n images on grid g, with the
+// detector's gains (as the model's loss node has them).
+func detGeometry(n, classes int, g detect.Grid) exec.Det {
+	gains := detect.DefaultGains()
+	return exec.Det{N: n, Classes: classes, H: g.H, W: g.W, GIoU: float32(gains.GIoU), L1: float32(gains.L1), Cls: float32(gains.Cls), Obj: float32(gains.Obj)}
+}
+
+// valLoss sums the loss terms of evaluation batches.
+type valLoss struct {
+	d       exec.Det
+	terms   []float32
+	sum     [3]float64
+	batches int
+}
+
+// add takes one batch's heads and targets.
+func (v *valLoss) add(head, tgt []float32) {
+	if v.terms == nil {
+		v.terms = make([]float32, 3*v.d.Cells())
+	}
+	exec.DetLossCPU(head, tgt, v.terms, v.d, 0, v.d.Cells())
+	for i, t := range v.terms {
+		v.sum[i%3] += float64(t)
+	}
+	v.batches++
+}
+
+// mean is the terms' mean per batch.
+func (v *valLoss) mean() [3]float64 {
+	n := float64(max(v.batches, 1))
+	return [3]float64{v.sum[0] / n, v.sum[1] / n, v.sum[2] / n}
 }

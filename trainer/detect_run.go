@@ -134,7 +134,7 @@ func evaluateDetectorCheckpoint(ctx context.Context, dir, path string, ck *Check
 	}
 	h, w := ck.Spec.Grid()
 	b := newDetBatcher(ds.Val, ds.Size, ds.Channels, s.batch, detect.Grid{H: h, W: w, Stride: ds.Size / h}, false)
-	preds, truths, err := evaluateDetector(s, b, len(ds.Classes))
+	preds, truths, err := evaluateDetector(s, b, len(ds.Classes), nil)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: evaluating %s: %w", path, err)
 	}

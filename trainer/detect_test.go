@@ -87,6 +87,11 @@ func TestDetectorTrainsEndToEnd(t *testing.T) {
 	if !(last.BoxLoss < first.BoxLoss && last.ObjLoss < first.ObjLoss && last.ClsLoss < first.ClsLoss) {
 		t.Errorf("the loss terms did not fall: %+v then %+v", first, last)
 	}
+	// The validation loss: its terms, summed in ValLoss, fall as well.
+	if !(last.ValBoxLoss < first.ValBoxLoss && last.ValObjLoss < first.ValObjLoss && last.ValClsLoss > 0) ||
+		math.Abs(last.ValLoss-(last.ValBoxLoss+last.ValClsLoss+last.ValObjLoss)) > 1e-9 {
+		t.Errorf("validation loss terms: %+v then %+v", first, last)
+	}
 	if res.Detect == nil || res.Detect.MAP50 < 0.5 || res.Detect.MAP5095 < 0.2 || len(res.Detect.PerClass) != 2 {
 		t.Fatalf("best model on val: %+v; want mAP50 ≥ 0.5, mAP50-95 ≥ 0.2 and both classes", res.Detect)
 	}
@@ -94,7 +99,7 @@ func TestDetectorTrainsEndToEnd(t *testing.T) {
 	for _, e := range evs {
 		if e.Kind == EventEpoch {
 			epochEvents++
-			if e.MAP50 == 0 && e.Epoch == cfg.Epochs || e.BoxLoss == 0 {
+			if e.MAP50 == 0 && e.Epoch == cfg.Epochs || e.BoxLoss == 0 || e.ValLoss == 0 {
 				t.Errorf("epoch event without the detector's figures: %+v", e)
 			}
 		}
@@ -103,7 +108,7 @@ func TestDetectorTrainsEndToEnd(t *testing.T) {
 		t.Errorf("%d epoch events, want %d", epochEvents, cfg.Epochs)
 	}
 	csv, err := os.ReadFile(filepath.Join(res.RunDir, "results.csv"))
-	if err != nil || !strings.HasPrefix(string(csv), "epoch,time,train/box_loss,train/cls_loss,train/obj_loss,metrics/mAP50,metrics/mAP50-95,") ||
+	if err != nil || !strings.HasPrefix(string(csv), "epoch,time,train/box_loss,train/cls_loss,train/obj_loss,metrics/mAP50,metrics/mAP50-95,val/box_loss,val/cls_loss,val/obj_loss,lr/pg0,") ||
 		strings.Count(string(csv), "\n") != cfg.Epochs+1 {
 		t.Fatalf("results.csv: %v\n%s", err, csv)
 	}

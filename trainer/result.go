@@ -46,14 +46,18 @@ type EpochResult struct {
 	ValTop5      float64 `json:"val_top5"`
 	LR           float64 `json:"lr"`
 	ImagesPerSec float64 `json:"images_per_s"`
-	// A detector's epoch: its training loss's terms (means per step) and
-	// its validation mAP (the loss and accuracy fields above are then the
-	// summed loss and 0).
-	BoxLoss float64 `json:"box_loss,omitempty"`
-	ClsLoss float64 `json:"cls_loss,omitempty"`
-	ObjLoss float64 `json:"obj_loss,omitempty"`
-	MAP50   float64 `json:"map50,omitempty"`
-	MAP5095 float64 `json:"map50_95,omitempty"`
+	// A detector's epoch: its training loss's terms (means per step), the
+	// same terms on the validation images (means per batch) and its
+	// validation mAP (the loss fields above are then the summed terms and
+	// the accuracies 0).
+	BoxLoss    float64 `json:"box_loss,omitempty"`
+	ClsLoss    float64 `json:"cls_loss,omitempty"`
+	ObjLoss    float64 `json:"obj_loss,omitempty"`
+	ValBoxLoss float64 `json:"val_box_loss,omitempty"`
+	ValClsLoss float64 `json:"val_cls_loss,omitempty"`
+	ValObjLoss float64 `json:"val_obj_loss,omitempty"`
+	MAP50      float64 `json:"map50,omitempty"`
+	MAP5095    float64 `json:"map50_95,omitempty"`
 }
 
 // Result is a run's outcome.

@@ -323,11 +323,12 @@ func writeAtomic(fsys FileSystem, path string, data []byte) error {
 // per epoch, named as Ultralytics names them (without its "(B)").
 func detectResultsCSV(h []EpochResult) []byte {
 	var b strings.Builder
-	b.WriteString("epoch,time,train/box_loss,train/cls_loss,train/obj_loss,metrics/mAP50,metrics/mAP50-95,lr/pg0,images_per_s\n")
+	b.WriteString("epoch,time,train/box_loss,train/cls_loss,train/obj_loss,metrics/mAP50,metrics/mAP50-95,val/box_loss,val/cls_loss,val/obj_loss,lr/pg0,images_per_s\n")
 	var elapsed float64
 	for _, e := range h {
 		elapsed += e.Seconds
-		fmt.Fprintf(&b, "%d,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.8f,%.1f\n", e.Epoch, elapsed, e.BoxLoss, e.ClsLoss, e.ObjLoss, e.MAP50, e.MAP5095, e.LR, e.ImagesPerSec)
+		fmt.Fprintf(&b, "%d,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.8f,%.1f\n", e.Epoch, elapsed, e.BoxLoss, e.ClsLoss, e.ObjLoss, e.MAP50, e.MAP5095,
+			e.ValBoxLoss, e.ValClsLoss, e.ValObjLoss, e.LR, e.ImagesPerSec)
 	}
 	return []byte(b.String())
 }
