@@ -50,6 +50,12 @@ func BenchmarkExecDetN128(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.DetN, Channels: 1, Height: 128, Width: 128, Classes: 10}, 32)
 }
 
+// The nano detector on 320-pixel colour images, batch 16 (the default
+// canvas; bench/det-speed.sh's workload).
+func BenchmarkExecDetN320(b *testing.B) {
+	benchExec(b, model.Spec{Kind: model.DetN, Channels: 3, Height: 320, Width: 320, Classes: 10}, 16)
+}
+
 func BenchmarkExecCNN64(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.CNN, Channels: 1, Height: 28, Width: 28, Classes: 10}, 64)
 }
