@@ -235,7 +235,7 @@ def main():
     p.add_argument("--random", type=int, default=0, metavar="SIZE", help="random colour SIZE x SIZE canvases instead (with --speed)")
     p.add_argument("--model", default="det-n", choices=["det-n", "det-s"])
     p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")

@@ -40,7 +40,7 @@ Settings come from the defaults, then --config FILE, then the flags.
 		examples: `  gpuwizard train
   gpuwizard train --data ~/photos --epochs 20 --model cnn
   gpuwizard train --data ~/datasets/coco8/data.yaml --image-size 320 --batch 16
-  gpuwizard train --data builtin-detect --epochs 30
+  gpuwizard train --data builtin-detect
   gpuwizard train --resume runs/train --extend 5
 `,
 		exit: `0 trained, 1 training failed (the device, the disk), 2 usage or
@@ -74,7 +74,7 @@ func newTrainFlags(c *trainer.Config) (*flag.FlagSet, *trainFlags) {
 	fs.StringVar(&c.Data, "data", c.Data, "dataset `path` (a folder, a YOLO data.yaml), builtin or builtin-detect")
 	fs.StringVar(&c.Model, "model", c.Model, "auto, mlp, lenet or cnn; detectors: det-n, det-s")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs to train")
-	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size (a detector's default: 16)")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "batch size (detectors: 16 unless set)")
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, "adam or sgd")
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "SGD momentum")
