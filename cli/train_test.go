@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"os"
@@ -215,8 +216,10 @@ func TestTrainRecordsRun(t *testing.T) {
 // classification run keeps the defaults' 64.
 func TestDetectBatchDefault(t *testing.T) {
 	dir := t.TempDir()
+	files := 0
 	file := func(body string) string {
-		p := filepath.Join(dir, strings.ReplaceAll(body, ":", "")+".yaml")
+		files++
+		p := filepath.Join(dir, fmt.Sprintf("run%d.yaml", files))
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
