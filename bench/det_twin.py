@@ -61,6 +61,17 @@ class Detector(nn.Module):
         layers += block(cin, cin, 1, 1)
         layers.append(nn.Conv2d(cin, 5 + classes, 1, 1, 0, bias=True))
         self.net = nn.Sequential(*layers)
+        # gpuwizard's initialisation (trainer/model): He-normal convolutions,
+        # the head's weights N(0, 0.01) and its objectness and class biases at
+        # the logit of 1 % (box biases 0).
+        convs = [m for m in self.net if isinstance(m, nn.Conv2d)]
+        for m in convs[:-1]:
+            nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
+        head = convs[-1]
+        nn.init.normal_(head.weight, std=0.01)
+        with torch.no_grad():
+            head.bias.zero_()
+            head.bias[4:] = math.log(0.01 / 0.99)
 
     def forward(self, x):
         return self.net(x)

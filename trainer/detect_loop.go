@@ -370,8 +370,9 @@ func evaluateDetector(s *session, b *detBatcher, classes int, loss *[3]float64) 
 		}
 		for k := 0; k < b.Valid; k++ {
 			i := b.Idx[k]
-			preds[i] = detect.Detections(head[k*per:(k+1)*per], classes, b.g, b.size, detect.ValConf, detect.ValIoU, detect.MaxPerImage)
-			truths[i] = b.s.Images[i].Objects
+			im := &b.s.Images[i]
+			preds[i] = im.Letterbox.OnImage(detect.Detections(head[k*per:(k+1)*per], classes, b.g, b.size, detect.ValConf, detect.ValIoU, detect.MaxPerImage))
+			truths[i] = im.Objects
 		}
 		if loss != nil {
 			vl.add(head, b.Y)

@@ -88,7 +88,7 @@ func (d *Detector) Detect(img image.Image) ([]detect.Detection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trainer: detecting: %w", err)
 	}
-	dets := detect.Detections(head, d.ck.Spec.Classes, d.g, d.Size(), d.Conf, d.IoU, detect.MaxPerImage)
+	dets := lb.OnImage(detect.Detections(head, d.ck.Spec.Classes, d.g, d.Size(), d.Conf, d.IoU, detect.MaxPerImage))
 	for i := range dets {
 		dets[i].Box = lb.ToOriginal(dets[i].Box)
 	}

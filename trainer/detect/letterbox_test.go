@@ -70,3 +70,23 @@ func TestLetterboxerDraw(t *testing.T) {
 		t.Fatalf("Input: %d values, %+v, %v %v", len(x), l2, x[3*8], x[0])
 	}
 }
+
+// TestShowsOnImage: a box centred on the padding of a wide image's
+// canvas is dropped, one centred on the image kept (even if it reaches
+// into the padding), in order; a zero Letterbox keeps all.
+func TestShowsOnImage(t *testing.T) {
+	l := NewLetterbox(128, 64, 64) // scale 0.5: the image fills rows 16..47
+	dets := []Detection{
+		{Class: 0, Box: Box{X1: 10, Y1: 20, X2: 30, Y2: 40}}, // on the image
+		{Class: 1, Box: Box{X1: 10, Y1: 0, X2: 30, Y2: 12}},  // on the top bar
+		{Class: 2, Box: Box{X1: 10, Y1: 10, X2: 30, Y2: 30}}, // centre row 20: the image
+		{Class: 3, Box: Box{X1: 40, Y1: 50, X2: 60, Y2: 64}}, // on the bottom bar
+	}
+	got := l.OnImage(append([]Detection(nil), dets...))
+	if len(got) != 2 || got[0].Class != 0 || got[1].Class != 2 {
+		t.Fatalf("kept %+v, want classes 0 and 2", got)
+	}
+	if !(Letterbox{}).Shows(dets[1].Box) {
+		t.Fatal("a zero Letterbox must show every box")
+	}
+}

@@ -51,6 +51,30 @@ func (l Letterbox) ToOriginal(b Box) Box {
 	}
 }
 
+// Shows says whether a box on the canvas is centred on the image, not on
+// the grey padding around it: a box centred on the padding frames nothing
+// of the image (a detector that never saw padding while training may
+// still fire on its edge). A zero Letterbox shows everything.
+func (l Letterbox) Shows(b Box) bool {
+	if !(l.Scale > 0) {
+		return true
+	}
+	cx, cy := ((b.X1+b.X2)/2-l.PadX)/l.Scale, ((b.Y1+b.Y2)/2-l.PadY)/l.Scale
+	return cx >= 0 && cy >= 0 && cx < float32(l.OrigW) && cy < float32(l.OrigH)
+}
+
+// OnImage keeps, in order and in place, the detections (boxes on the
+// canvas) that the image Shows.
+func (l Letterbox) OnImage(dets []Detection) []Detection {
+	out := dets[:0]
+	for _, d := range dets {
+		if l.Shows(d.Box) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // ToCanvas maps a box in the original image's pixels to the canvas.
 func (l Letterbox) ToCanvas(b Box) Box {
 	return Box{X1: b.X1*l.Scale + l.PadX, Y1: b.Y1*l.Scale + l.PadY, X2: b.X2*l.Scale + l.PadX, Y2: b.Y2*l.Scale + l.PadY}

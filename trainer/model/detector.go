@@ -29,6 +29,16 @@ const (
 // DetStride is the detectors' output stride: a cell is 8×8 pixels.
 const DetStride = 8
 
+// The head starts small and unsure: its weights drawn with a standard
+// deviation of 0.01 and the objectness and class biases at the logit of
+// 1 % (RetinaNet's prior; YOLO's heads start alike), so the first steps
+// do not spend themselves pushing every cell's scores down from 50 %.
+const (
+	detHead       = "head"
+	detHeadStd    = 0.01
+	detPriorLogit = -4.59512 // log(0.01 / 0.99)
+)
+
 // DetectKinds lists the detectors.
 var DetectKinds = []string{DetN, DetS}
 
@@ -87,7 +97,7 @@ func (s Spec) detectorLayers() []Layer {
 		block(fmt.Sprintf("neck%d", i+1), in, in, 3, 1)
 	}
 	block("neck.pw", in, in, 1, 1)
-	return append(out, Layer{Op: LayerConv, Name: "head", In: in, Out: 5 + s.Classes, K: 1, Bias: true})
+	return append(out, Layer{Op: LayerConv, Name: detHead, In: in, Out: 5 + s.Classes, K: 1, Bias: true})
 }
 
 // detLossOp is the detection loss: inputs the head (N×(5+C)×H×W) and the

@@ -193,6 +193,14 @@ func (b *builder) param(name string, shape []int, fanIn int, init string) *G.Nod
 			for i := range data {
 				data[i] = 1
 			}
+		case "head":
+			for i := range data {
+				data[i] = float32(b.rng.NormFloat64() * detHeadStd)
+			}
+		case "head-bias": // the box channels 0; objectness and classes their prior
+			for i := 4; i < len(data); i++ {
+				data[i] = detPriorLogit
+			}
 		}
 		p = &Param{Name: name, Shape: shape, Data: data}
 		b.n.Params = append(b.n.Params, p)
@@ -224,7 +232,11 @@ func (b *builder) conv(x *G.Node, name string, in, out, k, pad, stride int, bias
 	if b.err != nil {
 		return x
 	}
-	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, "he")
+	wInit, bInit := "he", "zero"
+	if name == detHead && b.n.Spec.IsDetector() {
+		wInit, bInit = "head", "head-bias"
+	}
+	w := b.param(name+".w", []int{out, in, k, k}, in*k*k, wInit)
 	s := x.Shape()
 	op := newConvOp(s[0], in, s[2], s[3], out, k, pad, stride)
 	op.dataInput = x.Name() == "x"
@@ -232,7 +244,7 @@ func (b *builder) conv(x *G.Node, name string, in, out, k, pad, stride int, bias
 		return b.must(G.ApplyOp(op, x, w))
 	}
 	op.bias = true
-	bb := b.param(name+".b", []int{1, out, 1, 1}, 1, "zero")
+	bb := b.param(name+".b", []int{1, out, 1, 1}, 1, bInit)
 	return b.must(G.ApplyOp(op, x, w, bb))
 }
 
