@@ -103,6 +103,8 @@ func TestDifferentialReasons(t *testing.T) {
 	}{
 		{"docker in words", "I run my training in a docker container and torch.cuda.is_available() returns False. nvidia-smi works on the host.", gpu.CauseWSLOrContainer, ""},
 		{"docker in Chinese", "在docker容器里运行训练，torch.cuda.is_available() 返回 False，宿主机上 nvidia-smi 正常。", gpu.CauseWSLOrContainer, ""},
+		{"docker deployment in Chinese", "docker部署的服务有办法用gpu吗？现在都是通过cpu跑的", gpu.CauseWSLOrContainer, ""},
+		{"deployed with docker", "I deployed it with docker and it runs on the CPU, the GPU is not used.", gpu.CauseWSLOrContainer, ""},
 		{"colab", "On Google Colab my notebook says RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"kaggle", "In my Kaggle notebook torch.cuda.is_available() is False and training is very slow.", gpu.CauseWSLOrContainer, ""},
 		{"cloud VM without a GPU", "I launched an AWS EC2 t3.large instance with Ubuntu and installed torch, but cuda is not available.", gpu.CauseWSLOrContainer, ""},
@@ -112,6 +114,8 @@ func TestDifferentialReasons(t *testing.T) {
 		{"paddle CPU build", "PaddleOCR runs on the CPU even though I have an RTX 3060, it does not use the GPU. I installed paddlepaddle with pip on Ubuntu.", gpu.CauseCPUOnlyBuild, ""},
 		{"no NVIDIA GPU: Intel", "My laptop has Intel UHD Graphics 620. torch.cuda.is_available() returns False, what is wrong?", gpu.CauseOther, ""},
 		{"no NVIDIA GPU: AMD", "I have an AMD Radeon RX 6700 XT. How do I make pytorch use the GPU? cuda is not available.", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: Intel Arc in Chinese", "我的显卡是：Intel(R) Arc(TM) B580 Graphics，有办法使用吗？UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling", gpu.CauseOther, ""},
+		{"no NVIDIA GPU: AMD by number", "I'm on an AMD 6800 XT and get Torch not compiled with CUDA enabled", gpu.CauseOther, ""},
 		{"no NVIDIA GPU: Mac", "On my MacBook Pro M2, torch.cuda.is_available() is False and training runs on the CPU.", gpu.CauseOther, ""},
 		{"no NVIDIA GPU in words", "我的电脑没有独立显卡，只有核显，torch.cuda.is_available() 返回 False", gpu.CauseOther, ""},
 		{"RTX 5090, old torch", "New RTX 5090, torch 2.5.1 installed, training fails with a CUDA error and does not use the GPU.", gpu.CauseArchUnsupported, ""},
@@ -164,6 +168,13 @@ func TestNoNVIDIAGPU(t *testing.T) {
 		{"Intel, own", notCompiled + "My laptop is an Intel Iris Xe Graphics notebook, what can I do?", "report_no_nvidia_gpu"},
 		{"Intel, listed", notCompiled + "Display adapters: Intel(R) UHD Graphics 620", "report_torch_not_compiled_with_cuda"},
 		{"Intel, own beside GeForce", notCompiled + "I have Intel UHD Graphics and a GeForce GTX 1650", "report_torch_not_compiled_with_cuda"},
+		// Intel graphics named alone in the person's words, with no NVIDIA
+		// GPU anywhere, are the machine's; an AMD card by its number; a
+		// Colab the person says works is not where it fails.
+		{"Intel alone in words", "Intel ARC GPU\nAny way to run it without cuda? " + notCompiled, "report_no_nvidia_gpu"},
+		{"Intel alone beside an RTX", "Intel ARC GPU and an RTX 4060\n" + notCompiled, "report_torch_not_compiled_with_cuda"},
+		{"AMD by number", notCompiled + "请问是不是不支持AMD显卡？我是AMD 6600XT", "report_no_nvidia_gpu"},
+		{"misspelt, Colab worked", notCompiled + "i don't have nivida gpu but with google colab i could use it", "report_no_nvidia_gpu"},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)

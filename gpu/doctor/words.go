@@ -74,8 +74,9 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
 	"no cuda", "no gpu", "no nvidia", "no device",
 	// Chinese, Japanese, Korean: error, failed, cannot, not detected,
-	// not used, only the CPU.
+	// not used, only the CPU, through or on the CPU.
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
+	"通过cpu", "使用cpu", "在cpu上", "跑在cpu", "cpuで動", "cpuのみ", "cpu로", "cpu만",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on

@@ -22,6 +22,13 @@ func TestMachineWords(t *testing.T) {
 		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
 		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
 		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
+		// An AMD card by its number (the XT tells it from a Ryzen 5800X),
+		// an Intel Arc card by its model, NVIDIA misspelt.
+		{"AMD by number", "请问是不是不支持AMD显卡？我是AMD 6600XT", "", "AMD显卡", ""},
+		{"AMD number alone", "my card is an AMD 7900 XTX", "", "AMD 7900 XTX", ""},
+		{"Ryzen CPU", "CPU: AMD 5800X, GPU: RTX 3080", "", "", ""},
+		{"Arc model", "bought an Arc A770 for its 16 GB", "", "Arc A770", ""},
+		{"misspelt", "i don't have nivida gpu, what can i do", "", "", "i don't have nivida gpu, what can i do"},
 		// An APU's name is a CPU, often beside an NVIDIA GPU.
 		{"APU", "CPU: AMD Ryzen 7 5800H with Radeon Graphics", "", "", ""},
 		// An eGPU beside integrated graphics is an NVIDIA GPU.
@@ -46,6 +53,8 @@ func TestOwnGPU(t *testing.T) {
 		{"Sorry, a problem for intel R Iris R Xe Graphics\nMy PC is intel R Iris R Xe Graphics ,help me", "My PC is intel R Iris R Xe Graphics ,help me"},
 		{"Display adapters: Intel(R) UHD Graphics 620", ""},
 		{"I have Intel UHD Graphics and a GeForce GTX 1650", ""},
+		// Chinese: 我的显卡是 (my graphics card is).
+		{"我的显卡是：Intel(R) Arc(TM) B580 Graphics，有办法使用吗？", "我的显卡是：Intel(R) Arc(TM) B580 Graphics，有办法使用吗？"},
 	}
 	for _, c := range cases {
 		if got := Parse(c.text, time.Now()).Paste.Prose["other_gpu_own"]; got != c.own {
@@ -80,6 +89,25 @@ func TestPatternNeedles(t *testing.T) {
 		}
 		if found == 0 {
 			t.Errorf("%.40s… found nothing to check", re)
+		}
+	}
+}
+
+// TestRunsWhereInWords: a container named in words (docker部署: deployed
+// with docker; "deployed it with docker") is where the program runs; a
+// Colab the person says the program works on is not.
+func TestRunsWhereInWords(t *testing.T) {
+	cases := []struct{ text, container string }{
+		{"想问下docker部署有通过gpu部署的方式吗，都是通过cpu部署的", "container"},
+		{"I deployed it with docker and the model runs on the CPU", "container"},
+		{"the docker deployment only uses the CPU", "container"},
+		{"torch.cuda.is_available() is False in my notebook on Colab", "colab"},
+		{"i don't have nivida gpu but with google collab i could use the fooocus", ""},
+		{"It works fine on Colab, but on my PC torch says no GPU", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Host.Container; got != c.container {
+			t.Errorf("%q: container %q, want %q", c.text, got, c.container)
 		}
 	}
 }

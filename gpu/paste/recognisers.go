@@ -281,10 +281,11 @@ var recognisers = []recogniser{
 	// x import y" is not) and image tags that name a CUDA: three cheap
 	// tests instead of one pattern tried on every line that says "cuda".
 	// Chinese, Japanese and Korean reports say "container" in their words
-	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里).
+	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里)
+	// or a verb (docker部署: deployed with docker).
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
@@ -496,8 +497,18 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-// colab notes a Google Colab notebook.
+// colabWorkedRE: the line says the program works, or worked, on Colab
+// ("with google colab I could use it", "it runs fine on Colab"): the run
+// that fails is elsewhere.
+var colabWorkedRE = regexp.MustCompile(`(?i)\b(?:i|we) (?:could|can|was able to|were able to) (?:use|run)\b|\b(?:it |this )?(?:works?|worked|runs|ran) (?:fine |well |perfectly )?(?:on|in|with) (?:google )?coll?ab\b`)
+
+// colab notes a Google Colab notebook, unless the line says the program
+// works there.
 func (pp *parser) colab(m []string, s string) {
+	if colabWorkedRE.MatchString(s) {
+		pp.prose("hosted_worked", strings.TrimSpace(s))
+		return
+	}
 	if pp.f.Host.Container == "" {
 		pp.f.Host.Container = "colab"
 	}
