@@ -387,8 +387,8 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 }
 
 var (
-	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
-		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装")
+	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
+		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装", "install")
 	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
 		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境")
 )
@@ -509,10 +509,57 @@ var (
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
 
+// variantCUDA is the CUDA a wheel variant's name says (cu121: 12.1, cu92:
+// 9.2), or "".
+func variantCUDA(name string) string {
+	d := strings.TrimPrefix(name, "cu")
+	switch len(d) {
+	case 2:
+		return d[:1] + "." + d[1:]
+	case 3:
+		return d[:2] + "." + d[2:]
+	}
+	return ""
+}
+
+// driverLacksCUDA: the driver, as the report shows it, runs CUDA up to
+// dc, and a build of the CUDA want needs more: another major, or before
+// CUDA 11 (minor version compatibility) a newer minor.
+func driverLacksCUDA(dc, want string) bool {
+	w, d := gpu.MustVersion(want), gpu.MustVersion(dc)
+	return w != nil && d != nil && w.Compare(d) > 0 && (w.Major() != d.Major() || w.Major() < 11)
+}
+
+// cueDriverBelowBuild: the matrix on the driver the report shows and the
+// CUDA build it names (torch's +cu121, a cu121 index or wheel): a driver
+// that cannot run that CUDA leaves the GPU unused whatever the build.
+func (j *judge) cueDriverBelowBuild(r *reading) []cue {
+	dc := j.driverCUDA()
+	if dc == "" {
+		return nil
+	}
+	var wants []string
+	if pk, ok := j.reportTorch(); ok && pk.CUDA != "" {
+		wants = append(wants, pk.CUDA)
+	}
+	for _, v := range variantRE.FindAllString(r.low, 4) {
+		if c := variantCUDA(v); c != "" {
+			wants = append(wants, c)
+		}
+	}
+	for _, want := range wants {
+		if driverLacksCUDA(dc, want) {
+			return []cue{{gpu.CauseDriverTooOld, 3, fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s [compat.yaml]", j.driverVersion(), dc, want)}}
+		}
+	}
+	return nil
+}
+
 // cueDriver: what the report says of the driver: nvidia-smi failing or
-// answering, a driver missing, an update without a reboot, an old driver.
+// answering, a driver missing, an update without a reboot, an old driver,
+// one the matrix says cannot run the CUDA build named.
 func cueDriver(j *judge, r *reading) []cue {
-	var out []cue
+	out := j.cueDriverBelowBuild(r)
 	works := j.f.NVML.Status == gpu.NVMLOK || r.quote(smiWorksRE) != ""
 	inBox := j.f.Host.WSL > 0 || j.f.Host.Container != ""
 	if q := r.quote(smiFailsRE); q != "" && !works {

@@ -29,7 +29,7 @@ var (
 	// An AMD card may be named by its number alone ("AMD 6600XT"): the XT,
 	// XTX or GRE suffix tells it from a Ryzen CPU (5800X). Intel's Arc
 	// cards carry a model number (A770, B580).
-	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris|arc)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\barc(?:\(tm\))? [ab][0-9]{3}\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:rx ?)?[5-9][0-9]{3} ?(?:xtx|xt|gre)\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd ?(?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris|arc)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\barc(?:\(tm\))? [ab][0-9]{3}\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:rx ?)?[5-9][0-9]{3} ?(?:xtx|xt|gre)\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd ?的?(?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
 		"intel", "iris", "xe graphics", "arc", "radeon", "amd", "rx", "a卡", "apple")
 	// ownRE: the words just before a GPU's name say it is the machine's
 	// own ("I have", "my laptop is", "my GPU:"), not one a log lists
@@ -44,7 +44,7 @@ var (
 		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable)`, "have"),
 		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable)`, "have no", "has no"),
 		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
-		catalog.MustPattern(`\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)`, "only"),
+		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
 		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
 	}
