@@ -158,7 +158,7 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle (?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
 	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
@@ -232,7 +232,7 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 
 var (
 	windowsRE   = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
-	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b`)
+	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b|\btf ?[12]\.\d{1,2}\b`)
 	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
 		"tensorflow", "tf")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
@@ -299,7 +299,7 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
@@ -389,8 +389,8 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 var (
 	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
 		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装", "install")
-	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
-		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "work", "jupyter")
 )
 
 // cueTwoInstalls: two installs of a framework or two Pythons: the one

@@ -182,6 +182,11 @@ func (j *judge) reportTFCUDA() {
 	if !ok {
 		return
 	}
+	// On native Windows from 2.11 there is no GPU build for any CUDA to
+	// match (cueWindowsTensorFlow says so).
+	if gpu.VersionAtLeast(tf.Version, "2.11") && j.windowsSaid(j.reading()) {
+		return
+	}
 	have, where := "", ""
 	for _, t := range j.f.CUDA.Toolkits {
 		have, where = gpu.MajorMinor(t.Version), "the CUDA toolkit in the report: "+t.Version

@@ -111,3 +111,18 @@ func TestRunsWhereInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSMICUDAInWords: nvidia-smi's CUDA version said in words is the CUDA
+// the driver runs; another tool's CUDA version is not.
+func TestSMICUDAInWords(t *testing.T) {
+	cases := []struct{ text, cuda string }{
+		{"nvidia-smi shows CUDA Version: 11.4 and I installed torch cu121", "11.4"},
+		{"my nvidia-smi says cuda version is 12.2", "12.2"},
+		{"nvcc shows CUDA version 11.4", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).NVML.CUDADriverVersion; got != c.cuda {
+			t.Errorf("%q: driver CUDA %q, want %q", c.text, got, c.cuda)
+		}
+	}
+}

@@ -407,6 +407,15 @@ var recognisers = []recogniser{
 			pp.p.Interpreters = appendUnique(pp.p.Interpreters, strings.ReplaceAll(m[1], `\\`, `\`))
 			pp.quote("python", s)
 		}},
+	// nvidia-smi's CUDA version in words ("nvidia-smi shows CUDA Version:
+	// 11.4"): the CUDA the driver runs, when no table says it.
+	{anyOf: []string{"nvidia-smi"}, re: regexp.MustCompile(`(?i)nvidia-smi\b[^\n]{0,40}\bcuda version\W{0,3}(?:is |of )?(\d{1,2}\.\d)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.NVML.CUDADriverVersion == "" {
+				pp.f.NVML.CUDADriverVersion = m[1]
+			}
+			pp.quote("driver", s)
+		}},
 	{hint: "too old", re: regexp.MustCompile(`too old \(found version (\d+)\)`),
 		apply: func(pp *parser, m []string, s string) {
 			n, _ := strconv.Atoi(m[1])
