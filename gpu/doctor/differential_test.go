@@ -131,6 +131,7 @@ func TestDifferentialReasons(t *testing.T) {
 		{"no GPU at all", "I don't have a graphics card, only the CPU, and the script crashes with Torch not compiled with CUDA enabled", gpu.CauseOther, ""},
 		{"nvidia-smi's CUDA in words below the build", "nvidia-smi shows CUDA Version: 11.4 and I installed torch cu121, torch.cuda.is_available() is False", gpu.CauseDriverTooOld, ""},
 		{"RTX 50xx in words", "I bought an RTX 5060 Ti and stable diffusion stopped working with CUDA errors", gpu.CauseArchUnsupported, ""},
+		{"compose without the GPU, sloppy", "Gpu isnt recognized after install . Docker .\nfix: add to the compose\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]", gpu.CauseWSLOrContainer, ""},
 		{"kaggle, colon", "Kaggle: my notebook does not use the GPU, it trains on cpu only", gpu.CauseWSLOrContainer, ""},
 		{"no NVIDIA GPU: Mac", "On my MacBook Pro M2, torch.cuda.is_available() is False and training runs on the CPU.", gpu.CauseOther, ""},
 		{"no NVIDIA GPU in words", "我的电脑没有独立显卡，只有核显，torch.cuda.is_available() 返回 False", gpu.CauseOther, ""},

@@ -78,7 +78,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
 	"通过cpu", "使用cpu", "在cpu上", "跑在cpu", "cpuで動", "cpuのみ", "cpu로", "cpu만",
 	"返回false", "返回 false", "为false", "是false", "不可用", "用不了", "stopped working", "stops working",
-	"gives none", "returns none", "prints none", "only has cpuexecutionprovider", "says false", "shows false", "prints false", "gives false", "only shows cpu", "only shows the cpu", "only shows cpudevice",
+	"gives none", "returns none", "prints none", "only has cpuexecutionprovider", "says false", "shows false", "prints false", "gives false",
+	"isnt", "doesnt", "wont", "cant", "didnt", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on

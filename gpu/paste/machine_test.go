@@ -101,6 +101,7 @@ func TestRunsWhereInWords(t *testing.T) {
 		{"想问下docker部署有通过gpu部署的方式吗，都是通过cpu部署的", "container"},
 		{"I deployed it with docker and the model runs on the CPU", "container"},
 		{"the docker deployment only uses the CPU", "container"},
+		{"added to the compose file:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]", "container"},
 		{"torch.cuda.is_available() is False in my notebook on Colab", "colab"},
 		{"i don't have nivida gpu but with google collab i could use the fooocus", ""},
 		{"It works fine on Colab, but on my PC torch says no GPU", ""},

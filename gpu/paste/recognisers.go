@@ -282,10 +282,11 @@ var recognisers = []recogniser{
 	// tests instead of one pattern tried on every line that says "cuda".
 	// Chinese, Japanese and Korean reports say "container" in their words
 	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里)
-	// or a verb (docker部署: deployed with docker).
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
+	// or a verb (docker部署: deployed with docker). A Compose file's GPU
+	// reservation (capabilities: [gpu]) is a container's too.
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너", "capabilities"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b|capabilities:\s*\[\s*gpu\s*\]`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
