@@ -534,7 +534,17 @@ func driverLacksCUDA(dc, want string) bool {
 // CUDA build it names (torch's +cu121, a cu121 index or wheel): a driver
 // that cannot run that CUDA leaves the GPU unused whatever the build.
 func (j *judge) cueDriverBelowBuild(r *reading) []cue {
-	dc := j.driverCUDA()
+	dc, dv := j.driverCUDA(), j.driverVersion()
+	if dc == "" {
+		// The driver said in words: a branch alone (470) counts as its
+		// newest release, so that no build is called too new for it
+		// wrongly.
+		if dv = j.f.Paste.Prose["driver_words"]; !strings.Contains(dv, ".") && dv != "" {
+			dv += ".999"
+		}
+		dc = j.cudaOfDriver(dv)
+		dv = strings.TrimSuffix(dv, ".999")
+	}
 	if dc == "" {
 		return nil
 	}
@@ -549,7 +559,7 @@ func (j *judge) cueDriverBelowBuild(r *reading) []cue {
 	}
 	for _, want := range wants {
 		if driverLacksCUDA(dc, want) {
-			return []cue{{gpu.CauseDriverTooOld, 3, fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s [compat.yaml]", j.driverVersion(), dc, want)}}
+			return []cue{{gpu.CauseDriverTooOld, 3, fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s [compat.yaml]", dv, dc, want)}}
 		}
 	}
 	return nil

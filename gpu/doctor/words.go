@@ -79,7 +79,12 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"通过cpu", "使用cpu", "在cpu上", "跑在cpu", "cpuで動", "cpuのみ", "cpu로", "cpu만",
 	"返回false", "返回 false", "为false", "是false", "不可用", "用不了", "stopped working", "stops working",
 	"gives none", "returns none", "prints none", "only has cpuexecutionprovider", "says false", "shows false", "prints false", "gives false",
-	"isnt", "doesnt", "wont", "cant", "didnt", "only shows cpu", "only shows the cpu", "only shows cpudevice",
+	"isnt", "doesnt", "wont", "cant", "didnt",
+	// Spanish, Portuguese, Russian: returns False, does not detect or
+	// see, does not work, not available, error.
+	"devuelve false", "retorna false", "возвращает false", "no detecta", "não detecta", "не видит", "не находит",
+	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
+	"no reconoce", "não reconhece", "인식하지", "못합니다", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on

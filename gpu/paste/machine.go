@@ -47,6 +47,9 @@ var (
 		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
 		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
+		// Spanish, Portuguese, Russian, Korean: I have no NVIDIA card.
+		catalog.MustPattern(`\bno (?:tengo|tiene|hay) (?:una |un |ninguna )?(?:tarjeta (?:gráfica|de video) |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|\bnão (?:tenho|tem|possui) (?:uma |um |nenhuma )?(?:placa de vídeo |placa gráfica |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|нет (?:видеокарты |gpu |дискретной видеокарты )?(?:`+nvidiaWord+`)|(?:`+nvidiaWord+`|엔비디아)[^\n]{0,15}(?:그래픽카드|그래픽 카드|gpu)[가이]? 없`,
+			"no tengo", "no tiene", "no hay", "não tenho", "não tem", "não possui", "нет", "없"),
 	}
 )
 
@@ -91,7 +94,8 @@ func (pp *parser) machineWords() {
 
 // nvidiaBeside: the line of a "no NVIDIA GPU" match also names an NVIDIA
 // or external GPU outside the match ("only integrated graphics, but an
-// external GPU enclosure with an NVIDIA card").
+// external GPU enclosure with an NVIDIA card"); an error text's "no
+// NVIDIA driver" on the line is not one.
 func nvidiaBeside(low string, loc []int) bool {
 	start, end := loc[0], loc[1]
 	for start > 0 && low[start-1] != '\n' {
@@ -101,8 +105,13 @@ func nvidiaBeside(low string, loc []int) bool {
 		end++
 	}
 	rest := low[start:loc[0]] + " " + low[loc[1]:end]
-	return strings.Contains(rest, "nvidia") || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
+	return nvidiaGPURE.MatchString(rest) || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
 }
+
+// nvidiaGPURE: an NVIDIA GPU named ("a Nvidia graphics card", "nvidia
+// rtx"), not NVIDIA's driver that an error text says is missing ("Found
+// no NVIDIA driver").
+var nvidiaGPURE = regexp.MustCompile(`nvidia (?:gpu|card|graphics|video card|rtx|gtx|quadro|tesla|a100|h100)`)
 
 // asciiLower lowers ASCII letters only, so that byte offsets into the
 // result are those of s (strings.ToLower may change a rune's length).

@@ -29,6 +29,8 @@ func TestMachineWords(t *testing.T) {
 		{"Ryzen CPU", "CPU: AMD 5800X, GPU: RTX 3080", "", "", ""},
 		{"Arc model", "bought an Arc A770 for its 16 GB", "", "Arc A770", ""},
 		{"misspelt", "i don't have nivida gpu, what can i do", "", "", "i don't have nivida gpu, what can i do"},
+		// Portuguese, with the error text's "no NVIDIA driver" on the line.
+		{"Portuguese", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver", "", "", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver"},
 		// An APU's name is a CPU, often beside an NVIDIA GPU.
 		{"APU", "CPU: AMD Ryzen 7 5800H with Radeon Graphics", "", "", ""},
 		// An eGPU beside integrated graphics is an NVIDIA GPU.
@@ -67,7 +69,8 @@ func TestOwnGPU(t *testing.T) {
 // lose no match: on every report of the corpus, and on the texts above,
 // the patterns find what their regexps find on the whole text.
 func TestPatternNeedles(t *testing.T) {
-	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
+	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡",
+		"No tengo tarjeta gráfica NVIDIA", "Meu notebook não tem placa de vídeo NVIDIA", "у меня нет видеокарты nvidia", "NVIDIA 그래픽카드가 없습니다"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -124,6 +127,24 @@ func TestSMICUDAInWords(t *testing.T) {
 	for _, c := range cases {
 		if got := Parse(c.text, time.Now()).NVML.CUDADriverVersion; got != c.cuda {
 			t.Errorf("%q: driver CUDA %q, want %q", c.text, got, c.cuda)
+		}
+	}
+}
+
+// TestDriverInWords: the driver's version said in words, in several
+// languages, as the branch or the release; a number that is not one is not.
+func TestDriverInWords(t *testing.T) {
+	cases := []struct{ text, driver string }{
+		{"My driver is 470 and I installed torch with cu121", "470"},
+		{"nvidia driver version: 535.183", "535.183"},
+		{"El driver es 470 y instalé torch con cu121", "470"},
+		{"驱动版本 550.54，torch装的cu128", "550.54"},
+		{"I updated the driver last week, 3 times", ""},
+		{"driver 12.4 and cuda 12.4", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.Prose["driver_words"]; got != c.driver {
+			t.Errorf("%q: driver in words %q, want %q", c.text, got, c.driver)
 		}
 	}
 }

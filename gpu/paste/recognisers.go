@@ -284,9 +284,9 @@ var recognisers = []recogniser{
 	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里)
 	// or a verb (docker部署: deployed with docker). A Compose file's GPU
 	// reservation (capabilities: [gpu]) is a container's too.
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너", "capabilities"},
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너", "capabilities", "도커", "contenedor", "contêiner", "контейнер", "докер"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b|capabilities:\s*\[\s*gpu\s*\]`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|도커|contenedor|contêiner|контейнер|докер|\b(?:usando|uso|usar|con|em|en|no|dentro de|dentro do) (?:el |o )?docker\b|в docker|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b|capabilities:\s*\[\s*gpu\s*\]`),
 		apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
@@ -415,6 +415,14 @@ var recognisers = []recogniser{
 			if pp.f.NVML.CUDADriverVersion == "" {
 				pp.f.NVML.CUDADriverVersion = m[1]
 			}
+			pp.quote("driver", s)
+		}},
+	// The driver's version in words ("my driver is 470", "driver 535.183",
+	// "el driver es 470", "驱动版本 470"): a fact of prose, not a table's.
+	{anyOf: []string{"driver", "controlador", "драйвер", "驱动"}, lower: true,
+		re: regexp.MustCompile(`(?:\b(?:nvidia |gpu )?(?:driver|controlador)|драйвер|驱动)(?: version| versión| versão| версии|版本)?\s*(?:is|es|é|:|=|-|是|为|：)?\s*(?:v|r)?([3-9][0-9]{2})(\.[0-9]{1,3})?(?:\.[0-9]+)?(?:[^0-9.]|$)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.prose("driver_words", m[1]+m[2])
 			pp.quote("driver", s)
 		}},
 	{hint: "too old", re: regexp.MustCompile(`too old \(found version (\d+)\)`),
