@@ -84,7 +84,9 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// see, does not work, not available, error.
 	"devuelve false", "retorna false", "возвращает false", "no detecta", "não detecta", "не видит", "не находит",
 	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
-	"no reconoce", "não reconhece", "인식하지", "못합니다", "only shows cpu", "only shows the cpu", "only shows cpudevice",
+	"no reconoce", "não reconhece", "인식하지", "못합니다",
+	// A device query that answers the CPU, or CUDA off.
+	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on

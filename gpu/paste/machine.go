@@ -22,7 +22,7 @@ const nvidiaWord = `nvidia|nivida|nvida|nvdia|nvidea`
 
 var (
 	// macRE: the report runs on a Mac (Apple silicon or macOS).
-	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b`,
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )mac\b`,
 		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
