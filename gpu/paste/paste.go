@@ -38,6 +38,7 @@ type parser struct {
 	pipTorch bool     // pip listed torch
 	heading  string   // an issue-template heading ("### TensorFlow version") whose value is on a later line
 	csv      []string // the fields of nvidia-smi --query-gpu rows being read (query.go)
+	low      string   // the line the recognisers read, lower-cased (not for offsets: non-ASCII may change length)
 	formats  map[string]bool
 }
 
@@ -273,6 +274,7 @@ func (pp *parser) line(raw string) {
 		return
 	}
 	low := strings.ToLower(s)
+	pp.low = low
 	for i := range recognisers {
 		r := &recognisers[i]
 		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAny(low, r.anyOf) {

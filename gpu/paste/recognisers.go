@@ -284,10 +284,24 @@ var recognisers = []recogniser{
 	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里)
 	// or a verb (docker部署: deployed with docker). A Compose file's GPU
 	// reservation (capabilities: [gpu]) is a container's too.
-	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너", "capabilities", "도커", "contenedor", "contêiner", "контейнер", "докер"},
+	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|도커|contenedor|contêiner|контейнер|докер|\b(?:usando|uso|usar|con|em|en|no|dentro de|dentro do) (?:el |o )?docker\b|в docker|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\bdocker (?:deployment|deploy|setup|install(?:ation)?|version)\b|\b(?:deployed|deploy|running|run|started|start) (?:it |this |them )?(?:with|via|through|using|in|on) docker\b|capabilities:\s*\[\s*gpu\s*\]`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`),
 		apply: inContainer},
+	// Container and docker in Spanish, Portuguese, Russian and Korean, and
+	// a Compose file's GPU reservation: rarer words, tried apart.
+	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities"}, lower: true,
+		re:    regexp.MustCompile(`도커|contenedor|contêiner|контейнер|докер|capabilities:\s*\[\s*gpu\s*\]`),
+		apply: inContainer},
+	// docker with a verb or a preposition of another language before it
+	// ("deployed it with docker", "usando docker", "в docker"), or a noun
+	// after it ("the docker deployment"): words read around the literal,
+	// cheaper than alternations tried at every byte of every line.
+	{hint: "docker", re: regexp.MustCompile(`(?i)docker`), apply: func(pp *parser, m []string, s string) {
+		if dockerInWords(pp.low) {
+			inContainer(pp, m, s)
+		}
+	}},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
@@ -410,7 +424,7 @@ var recognisers = []recogniser{
 		}},
 	// nvidia-smi's CUDA version in words ("nvidia-smi shows CUDA Version:
 	// 11.4"): the CUDA the driver runs, when no table says it.
-	{anyOf: []string{"nvidia-smi"}, re: regexp.MustCompile(`(?i)nvidia-smi\b[^\n]{0,40}\bcuda version\W{0,3}(?:is |of )?(\d{1,2}\.\d)\b`),
+	{anyOf: []string{"nvidia-smi"}, lower: true, re: regexp.MustCompile(`nvidia-smi\b[^\n]{0,40}\bcuda version\W{0,3}(?:is |of )?(\d{1,2}\.\d)\b`),
 		apply: func(pp *parser, m []string, s string) {
 			if pp.f.NVML.CUDADriverVersion == "" {
 				pp.f.NVML.CUDADriverVersion = m[1]
@@ -518,12 +532,12 @@ func appendUnique(list []string, s string) []string {
 // colabWorkedRE: the line says the program works, or worked, on Colab
 // ("with google colab I could use it", "it runs fine on Colab"): the run
 // that fails is elsewhere.
-var colabWorkedRE = regexp.MustCompile(`(?i)\b(?:i|we) (?:could|can|was able to|were able to) (?:use|run)\b|\b(?:it |this )?(?:works?|worked|runs|ran) (?:fine |well |perfectly )?(?:on|in|with) (?:google )?coll?ab\b`)
+var colabWorkedRE = regexp.MustCompile(`\b(?:i|we) (?:could|can|was able to|were able to) (?:use|run)\b|\b(?:it |this )?(?:works?|worked|runs|ran) (?:fine |well |perfectly )?(?:on|in|with) (?:google )?coll?ab\b`)
 
 // colab notes a Google Colab notebook, unless the line says the program
 // works there.
 func (pp *parser) colab(m []string, s string) {
-	if colabWorkedRE.MatchString(s) {
+	if low := pp.low; (strings.Contains(low, " could ") || strings.Contains(low, " can ") || strings.Contains(low, " able to ") || strings.Contains(low, "work") || strings.Contains(low, "ran ") || strings.Contains(low, "runs ")) && colabWorkedRE.MatchString(low) {
 		pp.prose("hosted_worked", strings.TrimSpace(s))
 		return
 	}
@@ -793,6 +807,50 @@ func (pp *parser) condaLine(name, version, build, line string) {
 			pk.CUDA = m[1] + "." + m[2]
 		}
 		pp.quote(strings.SplitN(name, "-", 2)[0], line)
+	}
+}
+
+// The words around "docker" that say the program runs with it: a
+// preposition that says so alone ("using docker", "usando docker", "в
+// docker"), one that needs a verb before it ("deployed it with docker"),
+// and nouns right after it ("the docker deployment").
+var (
+	dockerAlone = []string{" using ", " usando ", " uso ", " usar ", " con ", " em ", " en ", " no ", " dentro de ", " dentro do ", " в "}
+	dockerPrep  = []string{" with ", " via ", " through ", " on "}
+	dockerVerbs = []string{"deploy", "running", "run ", "started", "start "}
+	dockerAfter = []string{" deployment", " deploy", " setup", " install", " version"}
+)
+
+// dockerInWords: a lower-cased line says the program runs with docker.
+func dockerInWords(low string) bool {
+	for at := 0; ; {
+		i := strings.Index(low[at:], "docker")
+		if i < 0 {
+			return false
+		}
+		i += at
+		before := " " + low[max(0, i-30):i]
+		for _, w := range dockerAfter {
+			if strings.HasPrefix(low[i+len("docker"):], w) {
+				return true
+			}
+		}
+		for _, p := range dockerAlone {
+			if strings.HasSuffix(before, p) {
+				return true
+			}
+		}
+		for _, p := range dockerPrep {
+			if !strings.HasSuffix(before, p) {
+				continue
+			}
+			for _, v := range dockerVerbs {
+				if strings.Contains(before, v) {
+					return true
+				}
+			}
+		}
+		at = i + len("docker")
 	}
 }
 
