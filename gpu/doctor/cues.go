@@ -399,9 +399,25 @@ var (
 		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "terminal", "console", "command line", "cmd", "jupyter")
 )
 
+var (
+	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "cuda build", "cuda version")
+	cpuTagRE  = mustCue(`\b[12]\.\d+\.\d+\+cpu\b`, "+cpu")
+)
+
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
-// that runs is not the one that was fixed.
+// that runs is not the one that was fixed. A report that shows torch as a
+// CUDA build in one place and as +cpu in another has two of them.
 func cueTwoInstalls(j *judge, r *reading) []cue {
+	if c, p := r.quote(cudaTagRE), r.quote(cpuTagRE); c != "" && p != "" {
+		ev := said(c)
+		if p != c {
+			ev += `; and: "` + p + `"`
+		}
+		// The +cpu tag's own cue says CPU build; beside a CUDA build it is
+		// the symptom of two installs, not the cause.
+		ev += ": a CUDA build installed and a CPU build running are two installs (another environment, interpreter or site-packages)"
+		return []cue{{gpu.CauseConflictingInstalls, 3.5, ev}, {gpu.CauseCPUOnlyBuild, -2, ev}}
+	}
 	q := r.quote(bothInstallsRE)
 	if q == "" {
 		q = r.quote(bothInstalls2RE)

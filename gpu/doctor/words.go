@@ -86,7 +86,9 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
 	"no reconoce", "não reconhece", "인식하지", "못합니다",
 	// A device query that answers the CPU, or CUDA off.
-	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false", "only shows cpu", "only shows the cpu", "only shows cpudevice",
+	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
+	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
+	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on

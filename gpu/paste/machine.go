@@ -42,7 +42,7 @@ var (
 	// a literal of its own, so that each runs on few lines).
 	noNVIDIA = []*catalog.Pattern{
 		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have"),
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable)`, "have no", "has no"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have no", "has no"),
 		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
 		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),

@@ -151,3 +151,22 @@ func TestDriverInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUPackageNotInstalled: a GPU package the person says they did not
+// install ("not paddlepaddle-gpu", "instead of tensorflow-gpu") is not
+// one of the report's packages; one they installed is.
+func TestGPUPackageNotInstalled(t *testing.T) {
+	cases := []struct {
+		text string
+		want int
+	}{
+		{"I installed paddlepaddle (not paddlepaddle-gpu), is that why it uses the CPU?", 0},
+		{"pip installed tensorflow instead of tensorflow-gpu", 0},
+		{"I installed paddlepaddle-gpu 2.6 with pip", 1},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.GPUPackages; len(got) != c.want {
+			t.Errorf("%q: GPU packages %v, want %d", c.text, got, c.want)
+		}
+	}
+}

@@ -383,7 +383,16 @@ var recognisers = []recogniser{
 				strings.Contains(low, "change it to") || strings.Contains(low, "change to") || strings.Contains(low, "switch to") || strings.Contains(low, "better,") {
 				return // advice (a tool's, or the reporter's), not what the user installed
 			}
-			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, strings.ToLower(m[1]))
+			// "paddlepaddle (not paddlepaddle-gpu)", "instead of
+			// tensorflow-gpu": the package the user did not install.
+			name := strings.ToLower(m[1])
+			if i := strings.Index(low, name); i >= 0 {
+				before := strings.TrimRight(low[:i], " (")
+				if strings.HasSuffix(before, "not") || strings.HasSuffix(before, "instead of") || strings.HasSuffix(before, "rather than") || strings.HasSuffix(before, "without") {
+					return
+				}
+			}
+			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, name)
 		}},
 	{hint: "ii ", re: regexp.MustCompile(`^ii\s+(?:nvidia-driver-\d+|nvidia-\d{3}|nvidia-driver|xserver-xorg-video-nvidi\S*|libnvidia-compute-\d+|nvidia-kernel-\S+|nvidia-dkms-\d+)\s+(\d{3}\.\d{1,3}(?:\.\d+)?)`),
 		apply: func(pp *parser, m []string, s string) {
