@@ -231,8 +231,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 }
 
 var (
-	windowsRE   = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
-	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b|\btf ?[12]\.\d{1,2}\b`)
+	windowsRE = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
+	tfRE      = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b|\btf ?[12]\.\d{1,2}\b`,
+		"tensorflow", "tf.", "keras", "tf1", "tf2", "tf 1", "tf 2")
 	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
 		"tensorflow", "tf")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
@@ -299,7 +300,8 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b`)
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b`,
+		"cpu", "torch.version.cuda")
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
@@ -404,19 +406,26 @@ var (
 	cpuTagRE  = mustCue(`\b[12]\.\d+\.\d+\+cpu\b`, "+cpu")
 )
 
+// twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
+// tag's own cue says CPU build; beside a CUDA build it is the symptom of
+// two installs, not the cause.
+func twoTagsCues(c, p string) []cue {
+	ev := said(c)
+	if p != c {
+		ev += `; and: "` + p + `"`
+	}
+	ev += ": a CUDA build installed and a CPU build running are two installs (another environment, interpreter or site-packages)"
+	return []cue{{gpu.CauseConflictingInstalls, 3.5, ev}, {gpu.CauseCPUOnlyBuild, -2, ev}}
+}
+
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
 // that runs is not the one that was fixed. A report that shows torch as a
 // CUDA build in one place and as +cpu in another has two of them.
 func cueTwoInstalls(j *judge, r *reading) []cue {
-	if c, p := r.quote(cudaTagRE), r.quote(cpuTagRE); c != "" && p != "" {
-		ev := said(c)
-		if p != c {
-			ev += `; and: "` + p + `"`
+	if p := r.quote(cpuTagRE); p != "" {
+		if c := r.quote(cudaTagRE); c != "" {
+			return twoTagsCues(c, p)
 		}
-		// The +cpu tag's own cue says CPU build; beside a CUDA build it is
-		// the symptom of two installs, not the cause.
-		ev += ": a CUDA build installed and a CPU build running are two installs (another environment, interpreter or site-packages)"
-		return []cue{{gpu.CauseConflictingInstalls, 3.5, ev}, {gpu.CauseCPUOnlyBuild, -2, ev}}
 	}
 	q := r.quote(bothInstallsRE)
 	if q == "" {

@@ -111,6 +111,7 @@ func TestRunsWhereInWords(t *testing.T) {
 		{"torch.cuda.is_available() is False in my notebook on Colab", "colab"},
 		{"i don't have nivida gpu but with google collab i could use the fooocus", ""},
 		{"It works fine on Colab, but on my PC torch says no GPU", ""},
+		{"it worked on google collab, not on my laptop", ""},
 	}
 	for _, c := range cases {
 		if got := Parse(c.text, time.Now()).Host.Container; got != c.container {

@@ -538,15 +538,48 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-// colabWorkedRE: the line says the program works, or worked, on Colab
-// ("with google colab I could use it", "it runs fine on Colab"): the run
-// that fails is elsewhere.
-var colabWorkedRE = regexp.MustCompile(`\b(?:i|we) (?:could|can|was able to|were able to) (?:use|run)\b|\b(?:it |this )?(?:works?|worked|runs|ran) (?:fine |well |perfectly )?(?:on|in|with) (?:google )?coll?ab\b`)
+// colabWorked: a lower-cased line says the program works, or worked, on
+// Colab ("with google colab I could use it", "it runs fine on Colab"):
+// the run that fails is elsewhere. Words read around the literals, not a
+// pattern tried at every byte of every line that names Colab.
+func colabWorked(low string) bool {
+	for _, p := range []string{"i could use", "i could run", "i can use", "i can run", "we could use", "we could run", "we can use", "we can run", "was able to use", "was able to run", "were able to use", "were able to run"} {
+		if strings.Contains(low, p) {
+			return true
+		}
+	}
+	if strings.Contains(low, "collab") {
+		low = strings.ReplaceAll(low, "collab", "colab")
+	}
+	for at := 0; ; {
+		i := strings.Index(low[at:], "colab")
+		if i < 0 {
+			return false
+		}
+		i += at
+		before := strings.TrimSuffix(low[max(0, i-40):i], "google ")
+		for _, prep := range []string{" on ", " in ", " with "} {
+			if !strings.HasSuffix(before, prep) {
+				continue
+			}
+			head := strings.TrimSuffix(before, prep)
+			for _, adv := range []string{" fine", " well", " perfectly"} {
+				head = strings.TrimSuffix(head, adv)
+			}
+			for _, v := range []string{" works", " work", " worked", " runs", " ran"} {
+				if strings.HasSuffix(head, v) {
+					return true
+				}
+			}
+		}
+		at = i + len("colab")
+	}
+}
 
 // colab notes a Google Colab notebook, unless the line says the program
 // works there.
 func (pp *parser) colab(m []string, s string) {
-	if low := pp.low; (strings.Contains(low, " could ") || strings.Contains(low, " can ") || strings.Contains(low, " able to ") || strings.Contains(low, "work") || strings.Contains(low, "ran ") || strings.Contains(low, "runs ")) && colabWorkedRE.MatchString(low) {
+	if colabWorked(pp.low) {
 		pp.prose("hosted_worked", strings.TrimSpace(s))
 		return
 	}
