@@ -107,6 +107,8 @@ func TestRunsWhereInWords(t *testing.T) {
 		{"I'm using docker and torch can't see the GPU", "container"},
 		{"usando docker, torch no ve la GPU", "container"},
 		{"I read the docker docs and the GPU is not used", ""},
+		{"I'm not using docker, torch says no GPU", ""},
+		{"there is no docker on this machine and cuda is not available", ""},
 		{"added to the compose file:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]", "container"},
 		{"torch.cuda.is_available() is False in my notebook on Colab", "colab"},
 		{"i don't have nivida gpu but with google collab i could use the fooocus", ""},

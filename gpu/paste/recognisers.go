@@ -857,7 +857,7 @@ func (pp *parser) condaLine(name, version, build, line string) {
 // docker"), one that needs a verb before it ("deployed it with docker"),
 // and nouns right after it ("the docker deployment").
 var (
-	dockerAlone = []string{" using ", " usando ", " uso ", " usar ", " con ", " em ", " en ", " no ", " dentro de ", " dentro do ", " в "}
+	dockerAlone = []string{" using ", " usando ", " uso ", " usar ", " con ", " em ", " en ", " dentro de ", " dentro do ", " в "}
 	dockerPrep  = []string{" with ", " via ", " through ", " on "}
 	dockerVerbs = []string{"deploy", "running", "run ", "started", "start "}
 	dockerAfter = []string{" deployment", " deploy", " setup", " install", " version"}
@@ -872,6 +872,11 @@ func dockerInWords(low string) bool {
 		}
 		i += at
 		before := " " + low[max(0, i-30):i]
+		// "not using docker", "I don't run it with docker".
+		if strings.Contains(before, "not ") || strings.Contains(before, "n't ") || strings.Contains(before, "never ") || strings.Contains(before, "without ") {
+			at = i + len("docker")
+			continue
+		}
 		for _, w := range dockerAfter {
 			if strings.HasPrefix(low[i+len("docker"):], w) {
 				return true
