@@ -592,9 +592,16 @@ func (j *judge) cueDriverBelowBuild(r *reading) []cue {
 			wants = append(wants, c)
 		}
 	}
+	q := compat.WheelQuery{DriverVersion: dv, DriverCUDA: dc, Windows: j.windows()}
+	if dv == "" || strings.HasSuffix(q.DriverVersion, ".999") {
+		q.DriverVersion = "" // a branch alone: its CUDA, not its exact floor
+	}
 	for _, want := range wants {
-		if driverLacksCUDA(dc, want) {
-			return []cue{{gpu.CauseDriverTooOld, 3, fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s [compat.yaml]", dv, dc, want)}}
+		if ok, why := j.m.DriverRuns(q, want); !ok || q.DriverVersion == "" && driverLacksCUDA(dc, want) {
+			if why == "" {
+				why = fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s", dv, dc, want)
+			}
+			return []cue{{gpu.CauseDriverTooOld, 3, why + " [compat.yaml]"}}
 		}
 	}
 	return nil

@@ -152,6 +152,8 @@ func TestDifferentialReasons(t *testing.T) {
 		{"TF on Windows, GPU not listed", "TensorFlow 2.16 with pip on Windows 11 native, RTX 4090 not listed", gpu.CauseCPUOnlyBuild, ""},
 		{"requirements torch on Windows", "requirements.txt has torch==2.3.1 and on Windows it installs the CPU version, GPU unused", gpu.CauseCPUOnlyBuild, ""},
 		{"no GPU at all, has no", "My computer has no GPU, only an Intel i5 CPU, and the program says CUDA not available", gpu.CauseOther, ""},
+		{"issue form: Deployment: Docker", "### Environment\n- Deployment: Docker\n- GPU: RTX 3090\n### Problem\nThe model runs on the CPU, GPU usage is 0%", gpu.CauseWSLOrContainer, ""},
+		{"APU and no other GPU", "### System\nWindows 11, AMD Ryzen 7 7840HS with Radeon 780M Graphics (no other GPU)\n### Issue\nTorch not compiled with CUDA enabled", gpu.CauseOther, ""},
 		{"kaggle, colon", "Kaggle: my notebook does not use the GPU, it trains on cpu only", gpu.CauseWSLOrContainer, ""},
 		{"no NVIDIA GPU: Mac", "On my MacBook Pro M2, torch.cuda.is_available() is False and training runs on the CPU.", gpu.CauseOther, ""},
 		{"no NVIDIA GPU in words", "我的电脑没有独立显卡，只有核显，torch.cuda.is_available() 返回 False", gpu.CauseOther, ""},

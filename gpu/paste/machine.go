@@ -46,6 +46,8 @@ var (
 		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
 		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
+		// "(no other GPU)", "no discrete GPU", "no dGPU".
+		catalog.MustPattern(`\bno (?:other|dedicated|discrete|separate|external) (?:gpu|graphics card|video card)\b|\bno dgpu\b`, "no other", "no dedicated", "no discrete", "no separate", "no external", "no dgpu"),
 		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
 		// Spanish, Portuguese, Russian, Korean: I have no NVIDIA card.
 		catalog.MustPattern(`\bno (?:tengo|tiene|hay) (?:una |un |ninguna )?(?:tarjeta (?:gráfica|de video) |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|\bnão (?:tenho|tem|possui) (?:uma |um |nenhuma )?(?:placa de vídeo |placa gráfica |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|нет (?:видеокарты |gpu |дискретной видеокарты )?(?:`+nvidiaWord+`)|(?:`+nvidiaWord+`|엔비디아)[^\n]{0,15}(?:그래픽카드|그래픽 카드|gpu)[가이]? 없`,

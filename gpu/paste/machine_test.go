@@ -29,6 +29,7 @@ func TestMachineWords(t *testing.T) {
 		{"Ryzen CPU", "CPU: AMD 5800X, GPU: RTX 3080", "", "", ""},
 		{"Arc model", "bought an Arc A770 for its 16 GB", "", "Arc A770", ""},
 		{"misspelt", "i don't have nivida gpu, what can i do", "", "", "i don't have nivida gpu, what can i do"},
+		{"no other GPU", "Windows 11, AMD Ryzen 7 7840HS with Radeon 780M Graphics (no other GPU)", "", "", "Windows 11, AMD Ryzen 7 7840HS with Radeon 780M Graphics (no other GPU)"},
 		// Portuguese, with the error text's "no NVIDIA driver" on the line.
 		{"Portuguese", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver", "", "", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver"},
 		// An APU's name is a CPU, often beside an NVIDIA GPU.
@@ -70,7 +71,7 @@ func TestOwnGPU(t *testing.T) {
 // the patterns find what their regexps find on the whole text.
 func TestPatternNeedles(t *testing.T) {
 	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡",
-		"No tengo tarjeta gráfica NVIDIA", "Meu notebook não tem placa de vídeo NVIDIA", "у меня нет видеокарты nvidia", "NVIDIA 그래픽카드가 없습니다"}
+		"No tengo tarjeta gráfica NVIDIA", "Meu notebook não tem placa de vídeo NVIDIA", "у меня нет видеокарты nvidia", "NVIDIA 그래픽카드가 없습니다", "Radeon 780M Graphics (no other GPU)"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {

@@ -861,6 +861,7 @@ var (
 	dockerPrep  = []string{" with ", " via ", " through ", " on "}
 	dockerVerbs = []string{"deploy", "running", "run ", "started", "start "}
 	dockerAfter = []string{" deployment", " deploy", " setup", " install", " version"}
+	dockerKeys  = []string{"deploy", "install", "method", "running", "runtime", "environment", "platform", "部署", "方式"}
 )
 
 // dockerInWords: a lower-cased line says the program runs with docker.
@@ -885,6 +886,15 @@ func dockerInWords(low string) bool {
 		for _, p := range dockerAlone {
 			if strings.HasSuffix(before, p) {
 				return true
+			}
+		}
+		// An issue form's answer: "Deployment: Docker", "Install
+		// method: docker".
+		if k := strings.TrimRight(before, " "); strings.HasSuffix(k, ":") {
+			for _, w := range dockerKeys {
+				if strings.Contains(k, w) {
+					return true
+				}
 			}
 		}
 		for _, p := range dockerPrep {
