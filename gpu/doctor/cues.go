@@ -158,7 +158,7 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle (?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
 	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
@@ -231,8 +231,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 }
 
 var (
-	windowsRE   = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
-	tfRE        = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b`)
+	windowsRE = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
+	tfRE      = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b|\btf ?[12]\.\d{1,2}\b`,
+		"tensorflow", "tf.", "keras", "tf1", "tf2", "tf 1", "tf 2")
 	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
 		"tensorflow", "tf")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
@@ -299,7 +300,8 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版`)
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b`,
+		"cpu", "torch.version.cuda")
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
@@ -389,14 +391,47 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 var (
 	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
 		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装")
-	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
-		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境")
+	// bothInstalls2RE: more ways to say two installs, apart so that their
+	// needles (rarer than "install" or "tensorflow") keep them off most
+	// text: pip and conda installs, two in site-packages, tensorflow beside
+	// tensorflow-gpu.
+	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
+		"both in", "tensorflow-gpu", "conda")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "terminal", "console", "command line", "cmd", "jupyter")
 )
 
+var (
+	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "cuda build", "cuda version")
+	cpuTagRE  = mustCue(`\b[12]\.\d+\.\d+\+cpu\b`, "+cpu")
+)
+
+// twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
+// tag's own cue says CPU build; beside a CUDA build it is the symptom of
+// two installs, not the cause.
+func twoTagsCues(c, p string) []cue {
+	ev := said(c)
+	if p != c {
+		ev += `; and: "` + p + `"`
+	}
+	ev += ": a CUDA build installed and a CPU build running are two installs (another environment, interpreter or site-packages)"
+	return []cue{{gpu.CauseConflictingInstalls, 3.5, ev}, {gpu.CauseCPUOnlyBuild, -2, ev}}
+}
+
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
-// that runs is not the one that was fixed.
+// that runs is not the one that was fixed. A report that shows torch as a
+// CUDA build in one place and as +cpu in another has two of them.
 func cueTwoInstalls(j *judge, r *reading) []cue {
-	if q := r.quote(bothInstallsRE); q != "" {
+	if p := r.quote(cpuTagRE); p != "" {
+		if c := r.quote(cudaTagRE); c != "" {
+			return twoTagsCues(c, p)
+		}
+	}
+	q := r.quote(bothInstallsRE)
+	if q == "" {
+		q = r.quote(bothInstalls2RE)
+	}
+	if q != "" {
 		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": with two builds installed side by side, the CPU one often wins the import"}}
 	}
 	if q := r.quote(otherEnvRE); q != "" {
@@ -509,10 +544,74 @@ var (
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
 
+// variantCUDA is the CUDA a wheel variant's name says (cu121: 12.1, cu92:
+// 9.2), or "".
+func variantCUDA(name string) string {
+	d := strings.TrimPrefix(name, "cu")
+	switch len(d) {
+	case 2:
+		return d[:1] + "." + d[1:]
+	case 3:
+		return d[:2] + "." + d[2:]
+	}
+	return ""
+}
+
+// driverLacksCUDA: the driver, as the report shows it, runs CUDA up to
+// dc, and a build of the CUDA want needs more: another major, or before
+// CUDA 11 (minor version compatibility) a newer minor.
+func driverLacksCUDA(dc, want string) bool {
+	w, d := gpu.MustVersion(want), gpu.MustVersion(dc)
+	return w != nil && d != nil && w.Compare(d) > 0 && (w.Major() != d.Major() || w.Major() < 11)
+}
+
+// cueDriverBelowBuild: the matrix on the driver the report shows and the
+// CUDA build it names (torch's +cu121, a cu121 index or wheel): a driver
+// that cannot run that CUDA leaves the GPU unused whatever the build.
+func (j *judge) cueDriverBelowBuild(r *reading) []cue {
+	dc, dv := j.driverCUDA(), j.driverVersion()
+	if dc == "" {
+		// The driver said in words: a branch alone (470) counts as its
+		// newest release, so that no build is called too new for it
+		// wrongly.
+		if dv = j.f.Paste.Prose["driver_words"]; !strings.Contains(dv, ".") && dv != "" {
+			dv += ".999"
+		}
+		dc = j.cudaOfDriver(dv)
+		dv = strings.TrimSuffix(dv, ".999")
+	}
+	if dc == "" {
+		return nil
+	}
+	var wants []string
+	if pk, ok := j.reportTorch(); ok && pk.CUDA != "" {
+		wants = append(wants, pk.CUDA)
+	}
+	for _, v := range variantRE.FindAllString(r.low, 4) {
+		if c := variantCUDA(v); c != "" {
+			wants = append(wants, c)
+		}
+	}
+	q := compat.WheelQuery{DriverVersion: dv, DriverCUDA: dc, Windows: j.windows()}
+	if dv == "" || strings.HasSuffix(q.DriverVersion, ".999") {
+		q.DriverVersion = "" // a branch alone: its CUDA, not its exact floor
+	}
+	for _, want := range wants {
+		if ok, why := j.m.DriverRuns(q, want); !ok || q.DriverVersion == "" && driverLacksCUDA(dc, want) {
+			if why == "" {
+				why = fmt.Sprintf("the driver (%s) runs CUDA up to %s, and the build the report names needs CUDA %s", dv, dc, want)
+			}
+			return []cue{{gpu.CauseDriverTooOld, 3, why + " [compat.yaml]"}}
+		}
+	}
+	return nil
+}
+
 // cueDriver: what the report says of the driver: nvidia-smi failing or
-// answering, a driver missing, an update without a reboot, an old driver.
+// answering, a driver missing, an update without a reboot, an old driver,
+// one the matrix says cannot run the CUDA build named.
 func cueDriver(j *judge, r *reading) []cue {
-	var out []cue
+	out := j.cueDriverBelowBuild(r)
 	works := j.f.NVML.Status == gpu.NVMLOK || r.quote(smiWorksRE) != ""
 	inBox := j.f.Host.WSL > 0 || j.f.Host.Container != ""
 	if q := r.quote(smiFailsRE); q != "" && !works {

@@ -204,7 +204,12 @@ func (j *judge) driverCUDA() string {
 	if j.f.NVML.CUDADriverVersion != "" {
 		return j.f.NVML.CUDADriverVersion
 	}
-	dv := j.driverVersion()
+	return j.cudaOfDriver(j.driverVersion())
+}
+
+// cudaOfDriver is the newest CUDA a driver of version dv runs, by the
+// matrix ("" when dv is "").
+func (j *judge) cudaOfDriver(dv string) string {
 	if dv == "" {
 		return ""
 	}

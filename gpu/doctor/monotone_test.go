@@ -141,6 +141,28 @@ func TestMonotoneEvidence(t *testing.T) {
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "552.22", "12.4"), smiWorks},
 			{"CUDA 12", "I installed CUDA 12.4 and cuDNN 8.9.", nil},
 		}},
+		// Facts read from prose (issue 25, batch S): the driver in words
+		// against the build named, a hosted notebook, a container in
+		// Chinese, an RTX 50xx in words, no NVIDIA GPU.
+		{"My driver is 470 and I installed torch with cu121, cuda is not available", []addition{
+			{"nvidia-smi, driver 470", smiTable("NVIDIA GeForce RTX 3080", "470.82.01", "11.4"), smiWorks},
+			{"pip list", "torch==2.4.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"Kaggle: my notebook does not use the GPU, it trains on cpu only", []addition{
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"在容器里面torch检测不到GPU，宿主机nvidia-smi是正常的", []addition{
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"docker run without GPUs", "docker run -it --rm myimage python train.py", nil},
+		}},
+		{"I bought an RTX 5060 Ti and stable diffusion stopped working with CUDA errors", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 5060 Ti", "576.02", "12.9"), smiWorks},
+			{"pip list", "torch==2.6.0+cu124\ntorchvision==0.21.0+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"My laptop only has AMD Radeon graphics, can I still use cuda for training?", []addition{
+			{"CPU torch", "torch 2.5.1+cpu", nil},
+			{"Windows", "OS: Microsoft Windows 11 Home", nil},
+		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
 			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},

@@ -31,9 +31,12 @@ var noCUDAExplains = []gpu.Cause{gpu.CauseCPUOnlyBuild, gpu.CauseDriverMissing, 
 
 // reportNoNVIDIAGPU: the report says there is no NVIDIA GPU, or names only
 // an AMD or Apple one, and no tool shows an NVIDIA GPU: CUDA cannot run,
-// whatever else fails. Intel graphics alone weigh less: a laptop has them
-// beside an NVIDIA GPU the report may not name, unless the person says they
-// are the machine's own ("I have Intel Iris graphics", "my PC is ...").
+// whatever else fails. Intel graphics weigh less when the report names an
+// NVIDIA GPU too (a laptop has both), or as a tool lists them ("Intel(R)
+// UHD Graphics 620": one adapter of a list that may go on), unless the
+// person says they are the machine's own ("I have Intel Iris graphics",
+// "my PC is ..."); named alone in the person's words ("Intel ARC GPU"),
+// they are the machine's graphics as far as the report tells.
 func (j *judge) reportNoNVIDIAGPU() {
 	p, f := j.f.Paste, j.f
 	if len(f.NVML.GPUs) > 0 || f.NVML.Status == gpu.NVMLOK || f.Host.OS == "darwin" || j.hostedElsewhere() {
@@ -45,7 +48,7 @@ func (j *judge) reportNoNVIDIAGPU() {
 	case said != "":
 	case other == "":
 		return
-	case (strings.Contains(low, "intel") || strings.Contains(low, "iris") || strings.Contains(low, "xe graphics")) && p.Prose["other_gpu_own"] == "":
+	case (strings.Contains(low, "intel") || strings.Contains(low, "iris") || strings.Contains(low, "xe graphics")) && p.Prose["other_gpu_own"] == "" && (j.nvidiaModelNamed() || strings.Contains(low, "(r)")):
 		w, ev = catalog.Medium, other
 	case p.Prose["other_gpu_own"] != "":
 		ev = p.Prose["other_gpu_own"]
@@ -59,6 +62,18 @@ func (j *judge) reportNoNVIDIAGPU() {
 		Title:    "The machine has no NVIDIA GPU, as the report says: CUDA cannot run there",
 		Evidence: []string{`report: "` + ev + `"`},
 		Fix:      fix}, noCUDAExplains...)
+}
+
+// nvidiaModelRE: an NVIDIA GPU by its name (GeForce, RTX 3060, Quadro,
+// Tesla T4, A100), or nvidia-smi, which a machine with one shows.
+var nvidiaModelRE = mustCue(`\bgeforce\b|\b(?:rtx|gtx) ?[0-9a]|\bquadro\b|\btesla\b|\btitan\b|\b[ahlv]100\b|\bmx ?[1-5][0-9]0\b|nvidia-smi|\bnvidia (?:gpu|card|graphics)s? (?:is|are|was|shows?)\b`,
+	"geforce", "rtx", "gtx", "quadro", "tesla", "titan", "100", "mx", "nvidia")
+
+// nvidiaModelNamed: the report names an NVIDIA GPU somewhere. Intel
+// graphics named beside one (a laptop's) say little; named alone, they are
+// the machine's graphics as far as the report tells.
+func (j *judge) nvidiaModelNamed() bool {
+	return j.reading().quote(nvidiaModelRE) != ""
 }
 
 // reportDriverBelowCUDA: the report shows the driver and a CUDA the
@@ -167,6 +182,11 @@ func (j *judge) reportTFCUDA() {
 	if !ok {
 		return
 	}
+	// On native Windows from 2.11 there is no GPU build for any CUDA to
+	// match (cueWindowsTensorFlow says so).
+	if gpu.VersionAtLeast(tf.Version, "2.11") && j.windowsSaid(j.reading()) {
+		return
+	}
 	have, where := "", ""
 	for _, t := range j.f.CUDA.Toolkits {
 		have, where = gpu.MajorMinor(t.Version), "the CUDA toolkit in the report: "+t.Version
@@ -222,7 +242,14 @@ func (j *judge) hostedElsewhere() bool {
 	}
 	if j.hosted == 0 {
 		j.hosted = -1
-		if r := j.reading(); r.quote(hostedRE) != "" || r.quote(cloudRE) != "" {
+		r := j.reading()
+		q := r.quote(hostedRE)
+		// A line that says the program worked on Colab names where it
+		// does not fail (the paste reader kept it apart).
+		if q != "" && strings.Contains(j.f.Paste.Prose["hosted_worked"], q) {
+			q = ""
+		}
+		if q != "" || r.quote(cloudRE) != "" {
 			j.hosted = 1
 		}
 	}

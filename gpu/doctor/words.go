@@ -74,8 +74,21 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
 	"no cuda", "no gpu", "no nvidia", "no device",
 	// Chinese, Japanese, Korean: error, failed, cannot, not detected,
-	// not used, only the CPU.
+	// not used, only the CPU, through or on the CPU.
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
+	"通过cpu", "使用cpu", "在cpu上", "跑在cpu", "cpuで動", "cpuのみ", "cpu로", "cpu만",
+	"返回false", "返回 false", "为false", "是false", "不可用", "用不了", "stopped working", "stops working",
+	"gives none", "returns none", "prints none", "only has cpuexecutionprovider", "says false", "shows false", "prints false", "gives false",
+	"isnt", "doesnt", "wont", "cant", "didnt",
+	// Spanish, Portuguese, Russian: returns False, does not detect or
+	// see, does not work, not available, error.
+	"devuelve false", "retorna false", "возвращает false", "no detecta", "não detecta", "не видит", "не находит",
+	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
+	"no reconoce", "não reconhece", "인식하지", "못합니다",
+	// A device query that answers the CPU, or CUDA off.
+	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
+	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
+	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다"}
 
 // hasTrouble: the text says that something failed. What tools print on
@@ -99,7 +112,9 @@ func hasTrouble(text string) string {
 				break
 			}
 			i += at
-			if (i == 0 || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(low[i+len(w)])) {
+			// A word is whole between non-letters; Chinese, Japanese and
+			// Korean words abut Latin ones without a space (检测不到GPU).
+			if (i == 0 || !isLetter(w[0]) || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(w[len(w)-1]) || !isLetter(low[i+len(w)])) {
 				return w
 			}
 			at = i + 1

@@ -16,28 +16,42 @@ import (
 // the prose comes first.
 const machineText = 64 << 10
 
+// nvidiaWord is NVIDIA as people write it, misspellings included ("I
+// don't have nivida gpu").
+const nvidiaWord = `nvidia|nivida|nvida|nvdia|nvidea`
+
 var (
 	// macRE: the report runs on a Mac (Apple silicon or macOS).
-	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b`,
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )mac\b`,
 		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
-	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd (?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
-		"intel", "iris", "xe graphics", "radeon", "amd", "rx", "a卡", "apple")
+	// An AMD card may be named by its number alone ("AMD 6600XT"): the XT,
+	// XTX or GRE suffix tells it from a Ryzen CPU (5800X). Intel's Arc
+	// cards carry a model number (A770, B580).
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris|arc)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\barc(?:\(tm\))? [ab][0-9]{3}\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:rx ?)?[5-9][0-9]{3} ?(?:xtx|xt|gre)\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd ?的?(?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+		"intel", "iris", "xe graphics", "arc a", "arc b", "arc(tm)", "radeon", "amd", "rx", "a卡", "apple")
 	// ownRE: the words just before a GPU's name say it is the machine's
 	// own ("I have", "my laptop is", "my GPU:"), not one a log lists
 	// beside others.
-	ownRE = regexp.MustCompile(`(?:\bi (?:have|own|use|got|only have)|\bi'm using|\bi am using|\bmy (?:pc|laptop|computer|notebook|machine|system|gpu|graphics(?: card)?|card|video card)(?: is| has| only has|:)?|\bonly (?:have|has))\s+(?:an? |the |only )?[^\n]{0,20}$`)
+	// Chinese reports say it as 我的显卡是 (my graphics card is), 我是 or
+	// 我用的是 (mine is, I use).
+	ownRE = regexp.MustCompile(`(?:\bi (?:have|own|use|got|only have)|\bi'm using|\bi am using|\bmy (?:pc|laptop|computer|notebook|machine|system|gpu|graphics(?: card)?|card|video card)(?: is| has| only has|:)?|\bonly (?:have|has)|我的(?:显卡|电脑|笔记本|gpu|卡)?(?:是|为)?[:：]?|我(?:是|用的是|用的))\s*(?:an? |the |only )?[^\n]{0,20}$`)
 	apuRE = regexp.MustCompile(`with radeon(?:\(tm\))? graphics|radeon(?:\(tm\))? (?:vega )?graphics\b|\bradeon \d{3}m\b`)
 	// noNVIDIA: the person says there is no NVIDIA GPU (each pattern with
 	// a literal of its own, so that each runs on few lines).
 	noNVIDIA = []*catalog.Pattern{
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not)\s+have\s+(?:an?\s+|any\s+)?(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have"),
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:nvidia|dedicated|discrete|cuda[- ]capable)`, "have no", "has no"),
-		catalog.MustPattern(`\bwithout (?:an? )?(?:nvidia|dedicated|discrete) (?:gpu|graphics|card|video card)`),
-		catalog.MustPattern(`\bonly (?:an? |have (?:an? )?)?(?:integrated|intel|amd) (?:gpu|graphics)`, "only"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have no", "has no"),
+		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
+		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
+		// "(no other GPU)", "no discrete GPU", "no dGPU".
+		catalog.MustPattern(`\bno (?:other|dedicated|discrete|separate|external) (?:gpu|graphics card|video card)\b|\bno dgpu\b`, "no other", "no dedicated", "no discrete", "no separate", "no external", "no dgpu"),
 		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
+		// Spanish, Portuguese, Russian, Korean: I have no NVIDIA card.
+		catalog.MustPattern(`\bno (?:tengo|tiene|hay) (?:una |un |ninguna )?(?:tarjeta (?:gráfica|de video) |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|\bnão (?:tenho|tem|possui) (?:uma |um |nenhuma )?(?:placa de vídeo |placa gráfica |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|нет (?:видеокарты |gpu |дискретной видеокарты )?(?:`+nvidiaWord+`)|(?:`+nvidiaWord+`|엔비디아)[^\n]{0,15}(?:그래픽카드|그래픽 카드|gpu)[가이]? 없`,
+			"no tengo", "no tiene", "no hay", "não tenho", "não tem", "não possui", "нет", "없"),
 	}
 )
 
@@ -82,7 +96,8 @@ func (pp *parser) machineWords() {
 
 // nvidiaBeside: the line of a "no NVIDIA GPU" match also names an NVIDIA
 // or external GPU outside the match ("only integrated graphics, but an
-// external GPU enclosure with an NVIDIA card").
+// external GPU enclosure with an NVIDIA card"); an error text's "no
+// NVIDIA driver" on the line is not one.
 func nvidiaBeside(low string, loc []int) bool {
 	start, end := loc[0], loc[1]
 	for start > 0 && low[start-1] != '\n' {
@@ -92,8 +107,13 @@ func nvidiaBeside(low string, loc []int) bool {
 		end++
 	}
 	rest := low[start:loc[0]] + " " + low[loc[1]:end]
-	return strings.Contains(rest, "nvidia") || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
+	return nvidiaGPURE.MatchString(rest) || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
 }
+
+// nvidiaGPURE: an NVIDIA GPU named ("a Nvidia graphics card", "nvidia
+// rtx"), not NVIDIA's driver that an error text says is missing ("Found
+// no NVIDIA driver").
+var nvidiaGPURE = regexp.MustCompile(`nvidia (?:gpu|card|graphics|video card|rtx|gtx|quadro|tesla|a100|h100)`)
 
 // asciiLower lowers ASCII letters only, so that byte offsets into the
 // result are those of s (strings.ToLower may change a rune's length).

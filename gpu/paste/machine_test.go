@@ -22,6 +22,16 @@ func TestMachineWords(t *testing.T) {
 		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
 		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
 		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
+		// An AMD card by its number (the XT tells it from a Ryzen 5800X),
+		// an Intel Arc card by its model, NVIDIA misspelt.
+		{"AMD by number", "请问是不是不支持AMD显卡？我是AMD 6600XT", "", "AMD显卡", ""},
+		{"AMD number alone", "my card is an AMD 7900 XTX", "", "AMD 7900 XTX", ""},
+		{"Ryzen CPU", "CPU: AMD 5800X, GPU: RTX 3080", "", "", ""},
+		{"Arc model", "bought an Arc A770 for its 16 GB", "", "Arc A770", ""},
+		{"misspelt", "i don't have nivida gpu, what can i do", "", "", "i don't have nivida gpu, what can i do"},
+		{"no other GPU", "Windows 11, AMD Ryzen 7 7840HS with Radeon 780M Graphics (no other GPU)", "", "", "Windows 11, AMD Ryzen 7 7840HS with Radeon 780M Graphics (no other GPU)"},
+		// Portuguese, with the error text's "no NVIDIA driver" on the line.
+		{"Portuguese", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver", "", "", "Meu notebook não tem placa de vídeo NVIDIA, e dá erro Found no NVIDIA driver"},
 		// An APU's name is a CPU, often beside an NVIDIA GPU.
 		{"APU", "CPU: AMD Ryzen 7 5800H with Radeon Graphics", "", "", ""},
 		// An eGPU beside integrated graphics is an NVIDIA GPU.
@@ -46,6 +56,8 @@ func TestOwnGPU(t *testing.T) {
 		{"Sorry, a problem for intel R Iris R Xe Graphics\nMy PC is intel R Iris R Xe Graphics ,help me", "My PC is intel R Iris R Xe Graphics ,help me"},
 		{"Display adapters: Intel(R) UHD Graphics 620", ""},
 		{"I have Intel UHD Graphics and a GeForce GTX 1650", ""},
+		// Chinese: 我的显卡是 (my graphics card is).
+		{"我的显卡是：Intel(R) Arc(TM) B580 Graphics，有办法使用吗？", "我的显卡是：Intel(R) Arc(TM) B580 Graphics，有办法使用吗？"},
 	}
 	for _, c := range cases {
 		if got := Parse(c.text, time.Now()).Paste.Prose["other_gpu_own"]; got != c.own {
@@ -58,7 +70,8 @@ func TestOwnGPU(t *testing.T) {
 // lose no match: on every report of the corpus, and on the texts above,
 // the patterns find what their regexps find on the whole text.
 func TestPatternNeedles(t *testing.T) {
-	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡"}
+	texts := []string{"im on an m1 macbook pro", "an AMD card\nand a\nRadeon", "I don't\nhave an nvidia gpu", "RX 7900 XTX, Intel Arc A770 and iris xe", "my PC is Intel R Iris R Xe Graphics", "my laptop has no\ndedicated gpu", "我的电脑没有独立显卡",
+		"No tengo tarjeta gráfica NVIDIA", "Meu notebook não tem placa de vídeo NVIDIA", "у меня нет видеокарты nvidia", "NVIDIA 그래픽카드가 없습니다", "Radeon 780M Graphics (no other GPU)"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -80,6 +93,84 @@ func TestPatternNeedles(t *testing.T) {
 		}
 		if found == 0 {
 			t.Errorf("%.40s… found nothing to check", re)
+		}
+	}
+}
+
+// TestRunsWhereInWords: a container named in words (docker部署: deployed
+// with docker; "deployed it with docker") is where the program runs; a
+// Colab the person says the program works on is not.
+func TestRunsWhereInWords(t *testing.T) {
+	cases := []struct{ text, container string }{
+		{"想问下docker部署有通过gpu部署的方式吗，都是通过cpu部署的", "container"},
+		{"I deployed it with docker and the model runs on the CPU", "container"},
+		{"the docker deployment only uses the CPU", "container"},
+		{"I'm using docker and torch can't see the GPU", "container"},
+		{"usando docker, torch no ve la GPU", "container"},
+		{"I read the docker docs and the GPU is not used", ""},
+		{"I'm not using docker, torch says no GPU", ""},
+		{"there is no docker on this machine and cuda is not available", ""},
+		{"added to the compose file:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]", "container"},
+		{"torch.cuda.is_available() is False in my notebook on Colab", "colab"},
+		{"i don't have nivida gpu but with google collab i could use the fooocus", ""},
+		{"It works fine on Colab, but on my PC torch says no GPU", ""},
+		{"it worked on google collab, not on my laptop", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Host.Container; got != c.container {
+			t.Errorf("%q: container %q, want %q", c.text, got, c.container)
+		}
+	}
+}
+
+// TestSMICUDAInWords: nvidia-smi's CUDA version said in words is the CUDA
+// the driver runs; another tool's CUDA version is not.
+func TestSMICUDAInWords(t *testing.T) {
+	cases := []struct{ text, cuda string }{
+		{"nvidia-smi shows CUDA Version: 11.4 and I installed torch cu121", "11.4"},
+		{"my nvidia-smi says cuda version is 12.2", "12.2"},
+		{"nvcc shows CUDA version 11.4", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).NVML.CUDADriverVersion; got != c.cuda {
+			t.Errorf("%q: driver CUDA %q, want %q", c.text, got, c.cuda)
+		}
+	}
+}
+
+// TestDriverInWords: the driver's version said in words, in several
+// languages, as the branch or the release; a number that is not one is not.
+func TestDriverInWords(t *testing.T) {
+	cases := []struct{ text, driver string }{
+		{"My driver is 470 and I installed torch with cu121", "470"},
+		{"nvidia driver version: 535.183", "535.183"},
+		{"El driver es 470 y instalé torch con cu121", "470"},
+		{"驱动版本 550.54，torch装的cu128", "550.54"},
+		{"I updated the driver last week, 3 times", ""},
+		{"driver 12.4 and cuda 12.4", ""},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.Prose["driver_words"]; got != c.driver {
+			t.Errorf("%q: driver in words %q, want %q", c.text, got, c.driver)
+		}
+	}
+}
+
+// TestGPUPackageNotInstalled: a GPU package the person says they did not
+// install ("not paddlepaddle-gpu", "instead of tensorflow-gpu") is not
+// one of the report's packages; one they installed is.
+func TestGPUPackageNotInstalled(t *testing.T) {
+	cases := []struct {
+		text string
+		want int
+	}{
+		{"I installed paddlepaddle (not paddlepaddle-gpu), is that why it uses the CPU?", 0},
+		{"pip installed tensorflow instead of tensorflow-gpu", 0},
+		{"I installed paddlepaddle-gpu 2.6 with pip", 1},
+	}
+	for _, c := range cases {
+		if got := Parse(c.text, time.Now()).Paste.GPUPackages; len(got) != c.want {
+			t.Errorf("%q: GPU packages %v, want %d", c.text, got, c.want)
 		}
 	}
 }

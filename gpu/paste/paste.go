@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/catalog"
@@ -38,6 +39,7 @@ type parser struct {
 	pipTorch bool     // pip listed torch
 	heading  string   // an issue-template heading ("### TensorFlow version") whose value is on a later line
 	csv      []string // the fields of nvidia-smi --query-gpu rows being read (query.go)
+	low      string   // the line the recognisers read, lower-cased (not for offsets: non-ASCII may change length)
 	formats  map[string]bool
 }
 
@@ -273,9 +275,11 @@ func (pp *parser) line(raw string) {
 		return
 	}
 	low := strings.ToLower(s)
+	pp.low = low
+	ascii := isASCII(low)
 	for i := range recognisers {
 		r := &recognisers[i]
-		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAny(low, r.anyOf) {
+		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAnyOf(low, r.anyOf, ascii) {
 			continue
 		}
 		var m []string
@@ -426,13 +430,28 @@ func (pp *parser) pluginBuilds() {
 	}
 }
 
-func containsAny(s string, subs []string) bool {
+// containsAnyOf says whether s holds one of subs; on a line known to be
+// ASCII (ascii) a needle in another script is not looked for.
+func containsAnyOf(s string, subs []string, ascii bool) bool {
 	for _, sub := range subs {
+		if ascii && sub != "" && sub[0] >= utf8.RuneSelf {
+			continue
+		}
 		if strings.Contains(s, sub) {
 			return true
 		}
 	}
 	return false
+}
+
+// isASCII says whether s holds only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // templateHeadingRE matches the headings of GitHub issue forms (TensorFlow's

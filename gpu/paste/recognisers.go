@@ -281,11 +281,27 @@ var recognisers = []recogniser{
 	// x import y" is not) and image tags that name a CUDA: three cheap
 	// tests instead of one pattern tried on every line that says "cuda".
 	// Chinese, Japanese and Korean reports say "container" in their words
-	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里).
+	// (容器, コンテナ, 컨테이너) or put docker before a locative (docker里)
+	// or a verb (docker部署: deployed with docker). A Compose file's GPU
+	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内)`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker (?:image|container)s?\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`),
 		apply: inContainer},
+	// Container and docker in Spanish, Portuguese, Russian and Korean, and
+	// a Compose file's GPU reservation: rarer words, tried apart.
+	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities"}, lower: true,
+		re:    regexp.MustCompile(`도커|contenedor|contêiner|контейнер|докер|capabilities:\s*\[\s*gpu\s*\]`),
+		apply: inContainer},
+	// docker with a verb or a preposition of another language before it
+	// ("deployed it with docker", "usando docker", "в docker"), or a noun
+	// after it ("the docker deployment"): words read around the literal,
+	// cheaper than alternations tried at every byte of every line.
+	{hint: "docker", re: regexp.MustCompile(`(?i)docker`), apply: func(pp *parser, m []string, s string) {
+		if dockerInWords(pp.low) {
+			inContainer(pp, m, s)
+		}
+	}},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
@@ -367,7 +383,16 @@ var recognisers = []recogniser{
 				strings.Contains(low, "change it to") || strings.Contains(low, "change to") || strings.Contains(low, "switch to") || strings.Contains(low, "better,") {
 				return // advice (a tool's, or the reporter's), not what the user installed
 			}
-			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, strings.ToLower(m[1]))
+			// "paddlepaddle (not paddlepaddle-gpu)", "instead of
+			// tensorflow-gpu": the package the user did not install.
+			name := strings.ToLower(m[1])
+			if i := strings.Index(low, name); i >= 0 {
+				before := strings.TrimRight(low[:i], " (")
+				if strings.HasSuffix(before, "not") || strings.HasSuffix(before, "instead of") || strings.HasSuffix(before, "rather than") || strings.HasSuffix(before, "without") {
+					return
+				}
+			}
+			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, name)
 		}},
 	{hint: "ii ", re: regexp.MustCompile(`^ii\s+(?:nvidia-driver-\d+|nvidia-\d{3}|nvidia-driver|xserver-xorg-video-nvidi\S*|libnvidia-compute-\d+|nvidia-kernel-\S+|nvidia-dkms-\d+)\s+(\d{3}\.\d{1,3}(?:\.\d+)?)`),
 		apply: func(pp *parser, m []string, s string) {
@@ -405,6 +430,23 @@ var recognisers = []recogniser{
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Interpreters = appendUnique(pp.p.Interpreters, strings.ReplaceAll(m[1], `\\`, `\`))
 			pp.quote("python", s)
+		}},
+	// nvidia-smi's CUDA version in words ("nvidia-smi shows CUDA Version:
+	// 11.4"): the CUDA the driver runs, when no table says it.
+	{anyOf: []string{"nvidia-smi"}, lower: true, re: regexp.MustCompile(`nvidia-smi\b[^\n]{0,40}\bcuda version\W{0,3}(?:is |of )?(\d{1,2}\.\d)\b`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.NVML.CUDADriverVersion == "" {
+				pp.f.NVML.CUDADriverVersion = m[1]
+			}
+			pp.quote("driver", s)
+		}},
+	// The driver's version in words ("my driver is 470", "driver 535.183",
+	// "el driver es 470", "驱动版本 470"): a fact of prose, not a table's.
+	{anyOf: []string{"driver", "controlador", "драйвер", "驱动"}, lower: true,
+		re: regexp.MustCompile(`(?:\b(?:nvidia |gpu )?(?:driver|controlador)|драйвер|驱动)(?: version| versión| versão| версии|版本)?\s*(?:is|es|é|:|=|-|是|为|：)?\s*(?:v|r)?([3-9][0-9]{2})(\.[0-9]{1,3})?(?:\.[0-9]+)?(?:[^0-9.]|$)`),
+		apply: func(pp *parser, m []string, s string) {
+			pp.prose("driver_words", m[1]+m[2])
+			pp.quote("driver", s)
 		}},
 	{hint: "too old", re: regexp.MustCompile(`too old \(found version (\d+)\)`),
 		apply: func(pp *parser, m []string, s string) {
@@ -496,8 +538,51 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-// colab notes a Google Colab notebook.
+// colabWorked: a lower-cased line says the program works, or worked, on
+// Colab ("with google colab I could use it", "it runs fine on Colab"):
+// the run that fails is elsewhere. Words read around the literals, not a
+// pattern tried at every byte of every line that names Colab.
+func colabWorked(low string) bool {
+	for _, p := range []string{"i could use", "i could run", "i can use", "i can run", "we could use", "we could run", "we can use", "we can run", "was able to use", "was able to run", "were able to use", "were able to run"} {
+		if strings.Contains(low, p) {
+			return true
+		}
+	}
+	if strings.Contains(low, "collab") {
+		low = strings.ReplaceAll(low, "collab", "colab")
+	}
+	for at := 0; ; {
+		i := strings.Index(low[at:], "colab")
+		if i < 0 {
+			return false
+		}
+		i += at
+		before := strings.TrimSuffix(low[max(0, i-40):i], "google ")
+		for _, prep := range []string{" on ", " in ", " with "} {
+			if !strings.HasSuffix(before, prep) {
+				continue
+			}
+			head := strings.TrimSuffix(before, prep)
+			for _, adv := range []string{" fine", " well", " perfectly"} {
+				head = strings.TrimSuffix(head, adv)
+			}
+			for _, v := range []string{" works", " work", " worked", " runs", " ran"} {
+				if strings.HasSuffix(head, v) {
+					return true
+				}
+			}
+		}
+		at = i + len("colab")
+	}
+}
+
+// colab notes a Google Colab notebook, unless the line says the program
+// works there.
 func (pp *parser) colab(m []string, s string) {
+	if colabWorked(pp.low) {
+		pp.prose("hosted_worked", strings.TrimSpace(s))
+		return
+	}
 	if pp.f.Host.Container == "" {
 		pp.f.Host.Container = "colab"
 	}
@@ -764,6 +849,65 @@ func (pp *parser) condaLine(name, version, build, line string) {
 			pk.CUDA = m[1] + "." + m[2]
 		}
 		pp.quote(strings.SplitN(name, "-", 2)[0], line)
+	}
+}
+
+// The words around "docker" that say the program runs with it: a
+// preposition that says so alone ("using docker", "usando docker", "в
+// docker"), one that needs a verb before it ("deployed it with docker"),
+// and nouns right after it ("the docker deployment").
+var (
+	dockerAlone = []string{" using ", " usando ", " uso ", " usar ", " con ", " em ", " en ", " dentro de ", " dentro do ", " в "}
+	dockerPrep  = []string{" with ", " via ", " through ", " on "}
+	dockerVerbs = []string{"deploy", "running", "run ", "started", "start "}
+	dockerAfter = []string{" deployment", " deploy", " setup", " install", " version"}
+	dockerKeys  = []string{"deploy", "install", "method", "running", "runtime", "environment", "platform", "部署", "方式"}
+)
+
+// dockerInWords: a lower-cased line says the program runs with docker.
+func dockerInWords(low string) bool {
+	for at := 0; ; {
+		i := strings.Index(low[at:], "docker")
+		if i < 0 {
+			return false
+		}
+		i += at
+		before := " " + low[max(0, i-30):i]
+		// "not using docker", "I don't run it with docker".
+		if strings.Contains(before, "not ") || strings.Contains(before, "n't ") || strings.Contains(before, "never ") || strings.Contains(before, "without ") {
+			at = i + len("docker")
+			continue
+		}
+		for _, w := range dockerAfter {
+			if strings.HasPrefix(low[i+len("docker"):], w) {
+				return true
+			}
+		}
+		for _, p := range dockerAlone {
+			if strings.HasSuffix(before, p) {
+				return true
+			}
+		}
+		// An issue form's answer: "Deployment: Docker", "Install
+		// method: docker".
+		if k := strings.TrimRight(before, " "); strings.HasSuffix(k, ":") {
+			for _, w := range dockerKeys {
+				if strings.Contains(k, w) {
+					return true
+				}
+			}
+		}
+		for _, p := range dockerPrep {
+			if !strings.HasSuffix(before, p) {
+				continue
+			}
+			for _, v := range dockerVerbs {
+				if strings.Contains(before, v) {
+					return true
+				}
+			}
+		}
+		at = i + len("docker")
 	}
 }
 
