@@ -56,6 +56,12 @@ func BenchmarkExecDetN320(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.DetN, Channels: 3, Height: 320, Width: 320, Classes: 10}, 16)
 }
 
+// The nano detector's default run on the built-in set: 128-pixel grey
+// canvases, batch 16.
+func BenchmarkExecDetN128B16(b *testing.B) {
+	benchExec(b, model.Spec{Kind: model.DetN, Channels: 1, Height: 128, Width: 128, Classes: 10}, 16)
+}
+
 func BenchmarkExecCNN64(b *testing.B) {
 	benchExec(b, model.Spec{Kind: model.CNN, Channels: 1, Height: 28, Width: 28, Classes: 10}, 64)
 }

@@ -122,16 +122,20 @@ func (j *colJob) Run(w, lo, hi int) {
 }
 
 func (j *colJob) column(w *gemmWork, q int) {
-	m, n, k, B, C := j.m, j.n, j.k, j.b, j.c
+	m, n, k, C := j.m, j.n, j.k, j.c
 	j0 := q * 16
 	width := min(16, n-j0)
-	for i := 0; i < m; i++ { // beta on this panel's columns
-		row := C[i*n+j0 : i*n+j0+width]
-		switch j.beta {
-		case 0:
-			clear(row)
-		case 1:
-		default:
+	// With beta 0 the first k chunk writes this panel of C without
+	// reading it (no clearing pass); otherwise C is scaled by beta first
+	// and every chunk adds.
+	set := j.beta == 0 && k > 0
+	if !set && j.beta != 1 {
+		for i := 0; i < m; i++ {
+			row := C[i*n+j0 : i*n+j0+width]
+			if j.beta == 0 {
+				clear(row)
+				continue
+			}
 			for t := range row {
 				row[t] *= j.beta
 			}
@@ -144,47 +148,65 @@ func (j *colJob) column(w *gemmWork, q int) {
 	if !inPlace && cap(w.b) < 16*kc {
 		w.b = make([]float32, 16*kc)
 	}
-	mp := (m + 3) / 4
 	for k0 := 0; k0 < k; k0 += kc {
 		kl := min(kc, k-k0)
-		var bp *float32
-		ldb := n
-		if inPlace {
-			bp = &B[k0*n+j0]
-		} else {
-			pb := w.b[:16*kl]
-			if width < 16 {
-				clear(pb)
-			}
-			if j.tb { // op(B) column j is row j of B
-				for jj := 0; jj < width; jj++ {
-					row := B[(j0+jj)*k+k0 : (j0+jj)*k+k0+kl]
-					for kk, v := range row {
-						pb[kk*16+jj] = v
-					}
-				}
-			} else {
-				for kk := 0; kk < kl; kk++ {
-					copy(pb[kk*16:kk*16+width], B[(k0+kk)*n+j0:(k0+kk)*n+j0+width])
-				}
-			}
-			bp, ldb = &pb[0], 16
+		bp, ldb := j.panelB(w, k0, kl, j0, width, inPlace)
+		acc := 1
+		if set && k0 == 0 {
+			acc = 0
 		}
-		for p := 0; p < mp; p++ {
-			i0 := p * 4
-			h := min(4, m-i0)
-			ak := &j.g.packA[p*4*k+k0*4]
-			if h == 4 && width == 16 {
-				kernel4x16(kl, ak, bp, ldb, &C[i0*n+j0], n)
+		j.rows(w, k0, kl, j0, width, bp, ldb, acc)
+	}
+}
+
+// panelB is op(B)'s rows k0..k0+kl-1 of the 16-column panel at j0: in
+// place when B is row-major and the panel whole, else packed into w.b
+// (row stride 16).
+func (j *colJob) panelB(w *gemmWork, k0, kl, j0, width int, inPlace bool) (*float32, int) {
+	B, n, k := j.b, j.n, j.k
+	if inPlace {
+		return &B[k0*n+j0], n
+	}
+	pb := w.b[:16*kl]
+	if width < 16 {
+		clear(pb)
+	}
+	if j.tb { // op(B) column j is row j of B
+		for jj := 0; jj < width; jj++ {
+			row := B[(j0+jj)*k+k0 : (j0+jj)*k+k0+kl]
+			for kk, v := range row {
+				pb[kk*16+jj] = v
+			}
+		}
+	} else {
+		for kk := 0; kk < kl; kk++ {
+			copy(pb[kk*16:kk*16+width], B[(k0+kk)*n+j0:(k0+kk)*n+j0+width])
+		}
+	}
+	return &pb[0], 16
+}
+
+// rows runs the micro-kernel down the panel's 4-row tiles for one k
+// chunk: acc 0 writes C, 1 adds to it. Edge tiles go through w.edge.
+func (j *colJob) rows(w *gemmWork, k0, kl, j0, width int, bp *float32, ldb, acc int) {
+	m, n, k, C := j.m, j.n, j.k, j.c
+	for p := 0; p < (m+3)/4; p++ {
+		i0 := p * 4
+		h := min(4, m-i0)
+		ak := &j.g.packA[p*4*k+k0*4]
+		if h == 4 && width == 16 {
+			kernel4x16(kl, ak, bp, ldb, &C[i0*n+j0], n, acc)
+			continue
+		}
+		kernel4x16(kl, ak, bp, ldb, &w.edge[0], 16, 0)
+		for ii := 0; ii < h; ii++ {
+			dst := C[(i0+ii)*n+j0:][:width]
+			if acc == 0 {
+				copy(dst, w.edge[ii*16:ii*16+width])
 				continue
 			}
-			w.edge = [64]float32{}
-			kernel4x16(kl, ak, bp, ldb, &w.edge[0], 16)
-			for ii := 0; ii < h; ii++ {
-				dst := C[(i0+ii)*n+j0:][:width]
-				for jj := range dst {
-					dst[jj] += w.edge[ii*16+jj]
-				}
+			for jj := range dst {
+				dst[jj] += w.edge[ii*16+jj]
 			}
 		}
 	}

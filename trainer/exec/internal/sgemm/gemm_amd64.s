@@ -1,10 +1,11 @@
 #include "textflag.h"
 
-// func kernel4x16(k int, a *float32, b *float32, ldb int, c *float32, ldc int)
-// C[4×16] += A·B where A is packed (k×4: a[kk*4+i]) and B is row-major with
-// row stride ldb floats (b[kk*ldb+j], 16 columns read). C has row stride
-// ldc floats. Needs AVX2 and FMA.
-TEXT ·kernel4x16(SB), NOSPLIT, $0-48
+// func kernel4x16(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int)
+// C[4×16] += A·B (acc ≠ 0) or C[4×16] = A·B (acc = 0: C is only written)
+// where A is packed (k×4: a[kk*4+i]) and B is row-major with row stride
+// ldb floats (b[kk*ldb+j], 16 columns read). C has row stride ldc floats.
+// Needs AVX2 and FMA.
+TEXT ·kernel4x16(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -45,6 +46,9 @@ loop:
 	JNE loop
 
 store:
+	MOVQ acc+48(FP), AX
+	TESTQ AX, AX
+	JE   set
 	VADDPS (DX), Y0, Y0
 	VMOVUPS Y0, (DX)
 	VADDPS 32(DX), Y1, Y1
@@ -63,6 +67,21 @@ store:
 	VADDPS (DX), Y6, Y6
 	VMOVUPS Y6, (DX)
 	VADDPS 32(DX), Y7, Y7
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+set:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ R9, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ R9, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ R9, DX
+	VMOVUPS Y6, (DX)
 	VMOVUPS Y7, 32(DX)
 	VZEROUPPER
 	RET

@@ -2,7 +2,7 @@
 
 package sgemm
 
-func kernel4x16(k int, a *float32, b *float32, ldb int, c *float32, ldc int) {
+func kernel4x16(k int, a *float32, b *float32, ldb int, c *float32, ldc int, acc int) {
 	panic("exec: no SGEMM micro-kernel on this architecture")
 }
 

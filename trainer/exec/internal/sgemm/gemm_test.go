@@ -34,6 +34,11 @@ func TestGemmMatchesNaive(t *testing.T) {
 								buf[i] = rng.Float32()*2 - 1
 							}
 						}
+						if beta == 0 { // C's old values must not matter, not even NaN
+							for i := range C {
+								C[i] = float32(math.NaN())
+							}
+						}
 						want := make([]float64, m*n)
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
@@ -49,7 +54,10 @@ func TestGemmMatchesNaive(t *testing.T) {
 									}
 									sum += float64(av) * float64(bv)
 								}
-								want[i*n+j] = sum + float64(beta)*float64(C[i*n+j])
+								want[i*n+j] = sum
+								if beta != 0 {
+									want[i*n+j] += float64(beta) * float64(C[i*n+j])
+								}
 							}
 						}
 						g.Run(&pool, ta, tb, m, n, k, A, B, C, beta)
