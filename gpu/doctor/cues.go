@@ -118,6 +118,7 @@ var cueRules = []func(j *judge, r *reading) []cue{
 	cueNoNVIDIAGPU,
 	cueHostedRuntime,
 	cueContainerOrWSL,
+	cueVirtualMachine,
 	cueWindowsTensorFlow,
 	cueLinuxTensorFlow,
 	cueTorchBuild,
@@ -228,6 +229,34 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseWSLOrContainer, w, ev})
 	}
 	return out
+}
+
+// vmRE: a virtual machine or a system container by its hypervisor's
+// name, or GPU passthrough.
+var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|proxmox|lxc|lxd|esxi|xenserver)\b|\bpassthrough\b|\bpass(?:ed|ing)?[- ]through (?:the |my )?gpu\b`,
+	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the gpu", "through my gpu", "through gpu")
+
+// cueVirtualMachine: a virtual machine or system container where no
+// driver answers. VirtualBox, Hyper-V (without DDA) and Parallels give a
+// guest no CUDA GPU at all; a system container (LXC) gets it only when
+// the host's devices are mapped in. On KVM, Proxmox, ESXi, VMware or Xen
+// the GPU may be passed through, and then the guest needs its own
+// driver: either is as likely (lspci in the guest tells them apart).
+func cueVirtualMachine(j *judge, r *reading) []cue {
+	if !j.noDriverSeen() {
+		return nil
+	}
+	q := r.quote(vmRE)
+	switch {
+	case q == "":
+		return nil
+	case r.any("virtualbox", "hyper-v", "parallels desktop") && !r.any("passthrough", "pass-through", "passed through", "dda"):
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": that hypervisor gives its guests no CUDA GPU (train on the host, or in WSL 2 on Windows)"}}
+	case r.any("lxc", "lxd") && !r.any("passthrough", "pass-through", "passed through"):
+		return []cue{{gpu.CauseWSLOrContainer, 2, said(q) + ": a system container sees the GPU only when the host's /dev/nvidia* devices and driver libraries are mapped into it"}}
+	}
+	return []cue{{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a virtual machine gets the GPU only by passthrough"},
+		{gpu.CauseDriverMissing, 1.5, said(q) + ": a GPU passed through to a virtual machine needs the NVIDIA driver inside it"}}
 }
 
 var (
@@ -546,11 +575,12 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:kernel )?module (?:is )?not loaded\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
-		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有", "module not loaded", "module is not loaded", "lsmod")
-	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
-	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:kernel )?module (?:is )?not loaded\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|インストールされていない)|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有", "module not loaded", "module is not loaded", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
+	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器`)
+	afterUpdRE     = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE    = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
 	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -640,6 +670,9 @@ func cueDriver(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(noDriverRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
+	}
+	if q := r.quote(basicDisplayRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver: the NVIDIA driver is not installed"})
 	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})

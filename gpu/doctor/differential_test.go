@@ -179,6 +179,13 @@ func TestDifferentialReasons(t *testing.T) {
 		{"compose without a GPU reservation", "I start the app with docker compose and the GPU is not used; the compose file has no deploy section for the GPU.", gpu.CauseWSLOrContainer, ""},
 		{"pod without a GPU limit", "Running in a Kubernetes pod, the pod has no nvidia.com/gpu limit and torch sees no GPU.", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi missing inside the container", "Inside the container nvidia-smi: command not found, but on the host it works fine.", gpu.CauseWSLOrContainer, ""},
+		{"container in German", "Im Docker-Container wird die GPU nicht erkannt, torch.cuda.is_available() gibt False zurück", gpu.CauseWSLOrContainer, ""},
+		{"container in French", "Dans le conteneur docker, torch.cuda.is_available() renvoie False alors que nvidia-smi marche sur l'hôte", gpu.CauseWSLOrContainer, ""},
+		{"VirtualBox VM", "Ubuntu in a VirtualBox VM, torch.cuda.is_available() is False although the host has an RTX 3080", gpu.CauseWSLOrContainer, ""},
+		{"Proxmox LXC", "Proxmox LXC container, the GPU is not visible inside, cuda not available", gpu.CauseWSLOrContainer, ""},
+		{"Basic Display Adapter", "My RTX 4060 shows as Microsoft Basic Display Adapter in Device Manager and CUDA does not work", gpu.CauseDriverMissing, ""},
+		{"no driver in Spanish", "No tengo el driver de NVIDIA instalado y torch.cuda.is_available() devuelve False", gpu.CauseDriverMissing, ""},
+		{"no driver in German", "Treiber nicht installiert? nvidia-smi wird nicht gefunden und torch.cuda.is_available() ist False", gpu.CauseDriverMissing, ""},
 		{"WSL in Chinese", "在WSL里面跑训练，显卡用不了，torch.cuda.is_available()是False，Windows下正常", gpu.CauseWSLOrContainer, ""},
 	}
 	for _, c := range cases {
@@ -282,7 +289,8 @@ func TestCueNeedles(t *testing.T) {
 		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu",
 		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本",
 		"it always uses the 1080; I want to train only on the 3090; gpu0 is used instead; 指定了第二张卡但还是跑在0号卡; 两张卡",
-		"I can't uninstall torch 2.1; it still shows 2.0.1; installed 2.4.1 but it shows 2.0.1; torch 2.10.0+cuda126"}
+		"I can't uninstall torch 2.1; it still shows 2.0.1; installed 2.4.1 but it shows 2.0.1; torch 2.10.0+cuda126",
+		"a VirtualBox VM with GPU passthrough, passed through the gpu; Basic Display Adapter; no tengo el driver; Treiber nicht installiert; nvidia-smi wird nicht gefunden"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -295,7 +303,7 @@ func TestCueNeedles(t *testing.T) {
 	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
 		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
 		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
-		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE} {
+		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low
