@@ -701,7 +701,7 @@ var (
 		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
-		"two", "2 ", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
+		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
 )
 
 // cueCodeAndSelection: memory, device selection and the code's devices,
