@@ -179,6 +179,13 @@ func TestDifferentialReasons(t *testing.T) {
 		{"compose without a GPU reservation", "I start the app with docker compose and the GPU is not used; the compose file has no deploy section for the GPU.", gpu.CauseWSLOrContainer, ""},
 		{"pod without a GPU limit", "Running in a Kubernetes pod, the pod has no nvidia.com/gpu limit and torch sees no GPU.", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi missing inside the container", "Inside the container nvidia-smi: command not found, but on the host it works fine.", gpu.CauseWSLOrContainer, ""},
+		{"one GPU of two", "torch.cuda.device_count() returns 1 but the machine has 2 GPUs, and training only uses one GPU", gpu.CauseDeviceSelection, ""},
+		{"single GPU with two processes", "accelerate launch with num_processes 2 still trains on a single GPU", gpu.CauseDeviceSelection, ""},
+		{"extension built for another torch", "xformers was built for torch 2.1.0+cu118 but I have torch 2.3.0+cu121 installed, and it falls back to CPU", gpu.CauseConflictingInstalls, ""},
+		{"conda's CPU torch beside pip's", "conda list shows pytorch 2.1.0 cpu_py310 while pip list shows torch 2.1.0+cu118, cuda is False", gpu.CauseConflictingInstalls, ""},
+		{"torchvision +cpu beside torch +cu118", "torchvision 0.16.0+cpu with torch 2.1.0+cu118: RuntimeError: Couldn't load custom C++ ops", gpu.CauseConflictingInstalls, ""},
+		{"VS Code runs another Python", "The venv's torch is a CUDA build but VS Code runs the global Python, so cuda is False", gpu.CauseConflictingInstalls, ""},
+		{"driver uninstalled", "I uninstalled the nvidia driver by mistake, now torch can't find the GPU", gpu.CauseDriverMissing, ""},
 		{"container in German", "Im Docker-Container wird die GPU nicht erkannt, torch.cuda.is_available() gibt False zurück", gpu.CauseWSLOrContainer, ""},
 		{"container in French", "Dans le conteneur docker, torch.cuda.is_available() renvoie False alors que nvidia-smi marche sur l'hôte", gpu.CauseWSLOrContainer, ""},
 		{"VirtualBox VM", "Ubuntu in a VirtualBox VM, torch.cuda.is_available() is False although the host has an RTX 3080", gpu.CauseWSLOrContainer, ""},
@@ -290,7 +297,8 @@ func TestCueNeedles(t *testing.T) {
 		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本",
 		"it always uses the 1080; I want to train only on the 3090; gpu0 is used instead; 指定了第二张卡但还是跑在0号卡; 两张卡",
 		"I can't uninstall torch 2.1; it still shows 2.0.1; installed 2.4.1 but it shows 2.0.1; torch 2.10.0+cuda126",
-		"a VirtualBox VM with GPU passthrough, passed through the gpu; Basic Display Adapter; no tengo el driver; Treiber nicht installiert; nvidia-smi wird nicht gefunden"}
+		"a VirtualBox VM with GPU passthrough, passed through the gpu; Basic Display Adapter; no tengo el driver; Treiber nicht installiert; nvidia-smi wird nicht gefunden",
+		"device_count() returns 1 with 2 gpus; only uses one gpu; trains on a single gpu; built for torch 2.1; conda list and pip list; vs code runs the global python; uninstalled the nvidia driver; 0.16.0+cpu"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {

@@ -92,7 +92,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
-	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa",
+	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
+	"stays at 0", "falls back", "fell back", "fall back",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
