@@ -118,6 +118,7 @@ var cueRules = []func(j *judge, r *reading) []cue{
 	cueNoNVIDIAGPU,
 	cueHostedRuntime,
 	cueContainerOrWSL,
+	cueVirtualMachine,
 	cueWindowsTensorFlow,
 	cueLinuxTensorFlow,
 	cueTorchBuild,
@@ -230,6 +231,34 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	return out
 }
 
+// vmRE: a virtual machine or a system container by its hypervisor's
+// name, or GPU passthrough.
+var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|proxmox|lxc|lxd|esxi|xenserver)\b|\bpassthrough\b|\bpass(?:ed|ing)?[- ]through (?:the |my )?gpu\b`,
+	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the gpu", "through my gpu", "through gpu")
+
+// cueVirtualMachine: a virtual machine or system container where no
+// driver answers. VirtualBox, Hyper-V (without DDA) and Parallels give a
+// guest no CUDA GPU at all; a system container (LXC) gets it only when
+// the host's devices are mapped in. On KVM, Proxmox, ESXi, VMware or Xen
+// the GPU may be passed through, and then the guest needs its own
+// driver: either is as likely (lspci in the guest tells them apart).
+func cueVirtualMachine(j *judge, r *reading) []cue {
+	if !j.noDriverSeen() {
+		return nil
+	}
+	q := r.quote(vmRE)
+	switch {
+	case q == "":
+		return nil
+	case r.any("virtualbox", "hyper-v", "parallels desktop") && !r.any("passthrough", "pass-through", "passed through", "dda"):
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": that hypervisor gives its guests no CUDA GPU (train on the host, or in WSL 2 on Windows)"}}
+	case r.any("lxc", "lxd") && !r.any("passthrough", "pass-through", "passed through"):
+		return []cue{{gpu.CauseWSLOrContainer, 2, said(q) + ": a system container sees the GPU only when the host's /dev/nvidia* devices and driver libraries are mapped into it"}}
+	}
+	return []cue{{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a virtual machine gets the GPU only by passthrough"},
+		{gpu.CauseDriverMissing, 1.5, said(q) + ": a GPU passed through to a virtual machine needs the NVIDIA driver inside it"}}
+}
+
 var (
 	windowsRE = mustCue(`\bwindows(?: ?1[01]| ?7| ?8| server)?\b|\bwin ?1[01]\b|\bwin64\b|\.exe\b|\bpowershell\b|\bcmd\.exe\b|\bconda prompt\b|\banaconda prompt\b`)
 	tfRE      = mustCue(`\btensorflow\b|\btf\.(?:config|test|keras|__version__)|\bkeras\b|\btf ?[12]\.\d{1,2}\b`,
@@ -300,8 +329,8 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b`,
-		"cpu", "torch.version.cuda")
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
+		"cpu", "torch.version.cuda", "with no cuda", "without cuda support")
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
@@ -402,8 +431,8 @@ var (
 )
 
 var (
-	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "cuda build", "cuda version")
-	cpuTagRE  = mustCue(`\b[12]\.\d+\.\d+\+cpu\b`, "+cpu")
+	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
+	cpuTagRE  = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
 )
 
 // twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
@@ -418,6 +447,13 @@ func twoTagsCues(c, p string) []cue {
 	return []cue{{gpu.CauseConflictingInstalls, 3.5, ev}, {gpu.CauseCPUOnlyBuild, -2, ev}}
 }
 
+// stuckInstallRE: an install that does not take: a package that cannot
+// be uninstalled, one uninstalled that still imports, another version
+// still shown after installing one. That is a second copy elsewhere
+// (another Python, user site-packages, a portable app's own Python).
+var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|could not) (?:uninstall|remove|get rid of)\b|\buninstall(?:ed|ing|s)?\b[^\n]{0,80}\b(?:still|not installed|says (?:it's |it is )?not)\b|\bstill (?:shows?|showing|loads?|loading|imports?|importing|uses?|using|sees?|prints?|reports?)\b[^\n]{0,20}\b(?:(?:the |its |an? )?(?:old|older|previous|other|own|another)\b|v?\d+\.\d+|(?:the )?(?:torch|pytorch|tensorflow)\b[^\n]{0,20}\b(?:in|from)\b)|\binstall(?:ed|s)?\b[^\n]{0,60}\bbut\b[^\n]{0,60}\b(?:i see|it shows|shows|it says|it loads|loads|imports|prints|i get)\b[^\n]{0,20}\b\d+\.\d+\.\d+|\b(?:was |were |is |are )?built for (?:torch|pytorch) ?\d|\bconda list\b[^\n]{0,80}\bpip list\b|\bpip list\b[^\n]{0,80}\bconda list\b|\b(?:global|system) python\b|\bvs ?code (?:runs|uses|is using|picks)\b|\bwrong (?:python|interpreter)\b`,
+	"uninstall", "remove", "get rid of", "still", "but", "built for", "conda list", "global python", "system python", "code runs", "code uses", "code is using", "code picks", "wrong python", "wrong interpreter")
+
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
 // that runs is not the one that was fixed. A report that shows torch as a
 // CUDA build in one place and as +cpu in another has two of them.
@@ -426,6 +462,10 @@ func cueTwoInstalls(j *judge, r *reading) []cue {
 		if c := r.quote(cudaTagRE); c != "" {
 			return twoTagsCues(c, p)
 		}
+	}
+	if q := r.quote(stuckInstallRE); q != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": an install that does not take is a second copy elsewhere (another Python, the user's site-packages, an app's own Python)"},
+			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the build installed is not the one that runs"}}
 	}
 	q := r.quote(bothInstallsRE)
 	if q == "" {
@@ -471,7 +511,13 @@ func (j *judge) archCues(r *reading) []cue {
 		}
 		switch v := gpu.MustVersion(cc); {
 		case v.Major() >= 12 && (!hasTorch || pk.CUDA == "" || !gpu.VersionAtLeast(pk.CUDA, "12.8")):
-			out = append(out, cue{gpu.CauseArchUnsupported, 2, fmt.Sprintf("%s is a Blackwell GPU (compute capability %s): only torch 2.7 and later built for CUDA 12.8 or newer (cu128, cu130) has kernels for it", g.Name, cc)})
+			w := 2.0
+			if hasTorch && pk.CUDA == "" && pk.Version != "(version not shown)" {
+				if c, ok := j.releaseCovers(pk, cc); ok && c {
+					w = 1 // a build of that release has its kernels; which one is installed is not shown
+				}
+			}
+			out = append(out, cue{gpu.CauseArchUnsupported, w, fmt.Sprintf("%s is a Blackwell GPU (compute capability %s): only torch 2.7 and later built for CUDA 12.8 or newer (cu128, cu130) has kernels for it", g.Name, cc)})
 		case v.Compare(gpu.MustVersion(floor)) < 0:
 			out = append(out, cue{gpu.CauseArchUnsupported, 2.5, fmt.Sprintf("%s (compute capability %s) is older than what %s's builds support (%s and up)", g.Name, cc, framework, floor)})
 		}
@@ -529,11 +575,12 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE = mustCue(`\bno nvidia driver\b|\bdriver (?:is )?not (?:installed|loaded|found)\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
-		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有")
-	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
-	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|インストールされていない)|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有", "module not loaded", "module is not loaded", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
+	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器`)
+	afterUpdRE     = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE    = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
 	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -624,6 +671,9 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(noDriverRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
 	}
+	if q := r.quote(basicDisplayRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver: the NVIDIA driver is not installed"})
+	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
@@ -643,6 +693,17 @@ func cueDriver(j *judge, r *reading) []cue {
 	return out
 }
 
+var (
+	// wrongGPURE: the program runs on another GPU than the one asked for,
+	// or its device is fixed in the code (English, Chinese, Spanish,
+	// Portuguese).
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)`,
+		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu")
+	// twoGPUsRE: the report says the machine has more than one GPU.
+	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
+		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
+)
+
 // cueCodeAndSelection: memory, device selection and the code's devices,
 // in the report's words.
 func cueCodeAndSelection(j *judge, r *reading) []cue {
@@ -652,6 +713,11 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.quote(wrongGPURE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})
+	} else if q := r.quote(twoGPUsRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 1, said(q) + ": with more than one GPU, the program may pick another than the one meant"})
 	}
 	if q := r.quote(mismatchRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 1.5, said(q)})

@@ -160,6 +160,40 @@ func TestDifferentialReasons(t *testing.T) {
 		{"RTX 5090, old torch", "New RTX 5090, torch 2.5.1 installed, training fails with a CUDA error and does not use the GPU.", gpu.CauseArchUnsupported, ""},
 		{"Pascal with cu128", "GTX 1080 Ti on Ubuntu, I installed the cu128 wheels and now the GPU does not work in training.", gpu.CauseArchUnsupported, ""},
 		{"Windows pip torch", "Windows 11, RTX 3060. torch.cuda.is_available() gives False although the driver is installed.", gpu.CauseCPUOnlyBuild, ""},
+		// The weakest causes on the held-out part (device selection, two
+		// installs, the driver, containers and WSL), said in words.
+		{"two GPUs, the wrong one used", "I have two GPUs, an RTX 3090 and a GTX 1080, and want to train only on the 3090, but the script always uses the 1080.", gpu.CauseDeviceSelection, ""},
+		{"visible devices set, GPU 0 used", "I set CUDA_VISIBLE_DEVICES=1 but training still runs on GPU 0, which is busy.", gpu.CauseDeviceSelection, ""},
+		{"cuda:0 hard-coded", "The code hardcodes the device as cuda:0, so changing the gpu in the config does nothing.", gpu.CauseDeviceSelection, ""},
+		{"second card in Chinese", "我指定了第二张卡，但是训练还是跑在0号卡上", gpu.CauseDeviceSelection, ""},
+		{"two GPUs in Spanish", "Tengo dos GPUs y el programa siempre usa la primera aunque le indico la segunda", gpu.CauseDeviceSelection, ""},
+		{"the other card's error", "I only want to use my 4090 for training but it gives an error about my new 5070 which I'm not using.", gpu.CauseDeviceSelection, ""},
+		{"old torch still loaded", "I installed torch 2.4.1+cu121 but python still shows 2.0.1 and I can't uninstall the old one.", gpu.CauseConflictingInstalls, ""},
+		{"portable Python beside pip's", "ComfyUI portable on Windows: I ran pip install torch, but ComfyUI still loads the torch in python_embeded.", gpu.CauseConflictingInstalls, ""},
+		{"uninstalled yet imported", "pip uninstall torch says it is not installed, but import torch still works and it is the CPU one.", gpu.CauseConflictingInstalls, ""},
+		{"drivers not loaded after reboot", "After running the install script and rebooting, the nvidia drivers are not loaded.", gpu.CauseDriverMissing, ""},
+		{"driver install fails", "Ubuntu 22.04: the NVIDIA driver installation fails every time, so torch cannot use my RTX 3060.", gpu.CauseDriverMissing, ""},
+		{"module not loaded", "lsmod | grep nvidia shows nothing, the nvidia kernel module is not loaded and cuda is unavailable", gpu.CauseDriverMissing, ""},
+		{"never installed the driver", "Fresh Ubuntu 24.04 with an RTX 4070, I only installed the CUDA toolkit, never the NVIDIA driver, and torch.cuda.is_available() is False", gpu.CauseDriverMissing, ""},
+		{"WSL, works on Windows", "In WSL2 Ubuntu torch.cuda.is_available() is False, on Windows the same GPU works.", gpu.CauseWSLOrContainer, ""},
+		{"compose without a GPU reservation", "I start the app with docker compose and the GPU is not used; the compose file has no deploy section for the GPU.", gpu.CauseWSLOrContainer, ""},
+		{"pod without a GPU limit", "Running in a Kubernetes pod, the pod has no nvidia.com/gpu limit and torch sees no GPU.", gpu.CauseWSLOrContainer, ""},
+		{"nvidia-smi missing inside the container", "Inside the container nvidia-smi: command not found, but on the host it works fine.", gpu.CauseWSLOrContainer, ""},
+		{"one GPU of two", "torch.cuda.device_count() returns 1 but the machine has 2 GPUs, and training only uses one GPU", gpu.CauseDeviceSelection, ""},
+		{"single GPU with two processes", "accelerate launch with num_processes 2 still trains on a single GPU", gpu.CauseDeviceSelection, ""},
+		{"extension built for another torch", "xformers was built for torch 2.1.0+cu118 but I have torch 2.3.0+cu121 installed, and it falls back to CPU", gpu.CauseConflictingInstalls, ""},
+		{"conda's CPU torch beside pip's", "conda list shows pytorch 2.1.0 cpu_py310 while pip list shows torch 2.1.0+cu118, cuda is False", gpu.CauseConflictingInstalls, ""},
+		{"torchvision +cpu beside torch +cu118", "torchvision 0.16.0+cpu with torch 2.1.0+cu118: RuntimeError: Couldn't load custom C++ ops", gpu.CauseConflictingInstalls, ""},
+		{"VS Code runs another Python", "The venv's torch is a CUDA build but VS Code runs the global Python, so cuda is False", gpu.CauseConflictingInstalls, ""},
+		{"driver uninstalled", "I uninstalled the nvidia driver by mistake, now torch can't find the GPU", gpu.CauseDriverMissing, ""},
+		{"container in German", "Im Docker-Container wird die GPU nicht erkannt, torch.cuda.is_available() gibt False zurück", gpu.CauseWSLOrContainer, ""},
+		{"container in French", "Dans le conteneur docker, torch.cuda.is_available() renvoie False alors que nvidia-smi marche sur l'hôte", gpu.CauseWSLOrContainer, ""},
+		{"VirtualBox VM", "Ubuntu in a VirtualBox VM, torch.cuda.is_available() is False although the host has an RTX 3080", gpu.CauseWSLOrContainer, ""},
+		{"Proxmox LXC", "Proxmox LXC container, the GPU is not visible inside, cuda not available", gpu.CauseWSLOrContainer, ""},
+		{"Basic Display Adapter", "My RTX 4060 shows as Microsoft Basic Display Adapter in Device Manager and CUDA does not work", gpu.CauseDriverMissing, ""},
+		{"no driver in Spanish", "No tengo el driver de NVIDIA instalado y torch.cuda.is_available() devuelve False", gpu.CauseDriverMissing, ""},
+		{"no driver in German", "Treiber nicht installiert? nvidia-smi wird nicht gefunden und torch.cuda.is_available() ist False", gpu.CauseDriverMissing, ""},
+		{"WSL in Chinese", "在WSL里面跑训练，显卡用不了，torch.cuda.is_available()是False，Windows下正常", gpu.CauseWSLOrContainer, ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)
@@ -260,7 +294,11 @@ func findingIDs(r gpu.Report) []string {
 func TestCueNeedles(t *testing.T) {
 	texts := []string{"on my AWS EC2 t3.large instance, then a c5.xlarge one", "### TensorFlow version\n\n2.14.0",
 		"a g4dn.xlarge, an Azure NC6 and a T4 instance", "the CPU package and the GPU package, both torch and tensorflow-gpu",
-		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本"}
+		"conda wants a cpu version of pytorch,\nbut I have installed a GPU version pytorch; 装了CPU和GPU两个版本",
+		"it always uses the 1080; I want to train only on the 3090; gpu0 is used instead; 指定了第二张卡但还是跑在0号卡; 两张卡",
+		"I can't uninstall torch 2.1; it still shows 2.0.1; installed 2.4.1 but it shows 2.0.1; torch 2.10.0+cuda126",
+		"a VirtualBox VM with GPU passthrough, passed through the gpu; Basic Display Adapter; no tengo el driver; Treiber nicht installiert; nvidia-smi wird nicht gefunden",
+		"device_count() returns 1 with 2 gpus; only uses one gpu; trains on a single gpu; built for torch 2.1; conda list and pip list; vs code runs the global python; uninstalled the nvidia driver; 0.16.0+cpu"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -273,7 +311,7 @@ func TestCueNeedles(t *testing.T) {
 	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
 		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
 		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
-		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE} {
+		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low

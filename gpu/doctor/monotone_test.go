@@ -163,6 +163,28 @@ func TestMonotoneEvidence(t *testing.T) {
 			{"CPU torch", "torch 2.5.1+cpu", nil},
 			{"Windows", "OS: Microsoft Windows 11 Home", nil},
 		}},
+		// The wrong GPU said in words, then the machine's two GPUs and the
+		// CUDA torch: still a selection, never vaguer.
+		{"I have two GPUs and want to train only on the 3090, but the script always uses the 1080.", []addition{
+			{"nvidia-smi -L", "GPU 0: NVIDIA GeForce GTX 1080 (UUID: GPU-1)\nGPU 1: NVIDIA GeForce RTX 3090 (UUID: GPU-2)", smiWorks},
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		// An install that does not take, then the CUDA tag written +cuda126
+		// and a pip list: still two installs.
+		{"I installed torch 2.4.1 but python still shows 2.0.1 and I can't uninstall the old one, cuda is False.", []addition{
+			{"CUDA tag written out", "torch 2.4.1+cuda124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"pip list", "torch==2.4.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		// A Blackwell GPU in words, then a torch release one of whose builds
+		// has its kernels (the build not shown).
+		{"New RTX 5070 laptop, training fails and the GPU is not used.", []addition{
+			{"untagged torch 2.10", "torch 2.10.0", nil},
+		}},
+		// The driver not loaded in words, then the distribution.
+		{"After running the install script and rebooting, the nvidia drivers are not loaded.", []addition{
+			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
 			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},

@@ -183,7 +183,11 @@ func (pp *parser) torch(version, line string) {
 // tagBuild reads a wheel's build from its local version tag (+cpu,
 // +cu121, +rocm6.1).
 func tagBuild(pk *gpu.Package, line string) {
-	switch tag := gpu.LocalTag(pk.Version); {
+	tag := gpu.LocalTag(pk.Version)
+	if strings.HasPrefix(tag, "cuda") {
+		tag = "cu" + tag[len("cuda"):] // people write +cuda126 for +cu126
+	}
+	switch {
 	case tag == "cpu":
 		pk.CPUOnly, pk.CUDA = true, ""
 		pk.BuildNote = `report: "` + trimQuote(line) + `"`
