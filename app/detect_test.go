@@ -101,6 +101,10 @@ func TestDetectionWalkThrough(t *testing.T) {
 		if !slices.Equal(s.model.Options, []string{"auto", "det-n", "det-s"}) || !strings.Contains(s.auto.Text, "detector") {
 			t.Errorf("models %v, auto %q", s.model.Options, s.auto.Text)
 		}
+		// The batch still at the classifiers' default follows the task.
+		if c, err := s.read(); err != nil || c.Batch != trainer.DefaultDetectBatch {
+			t.Errorf("batch on entering a detector's settings: %d (%v), want %d", c.Batch, err, trainer.DefaultDetectBatch)
+		}
 		for _, bad := range []string{"100", "64", "672"} {
 			s.entries["image_size"].SetText(bad)
 			if err := s.entries["image_size"].Validate(); err == nil || !strings.Contains(err.Error(), "multiple of 32 from 128 to 640") {

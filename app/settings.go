@@ -60,6 +60,7 @@ type settingsView struct {
 	estKey    string             // what the estimate on screen was measured for
 	estData   *data.Dataset      // and on which dataset
 	estRun    sync.WaitGroup     // the estimates still measuring (training waits for them)
+	detecting bool               // the task the settings were last shown for
 }
 
 func intValidator(field string, lo, hi int) fyne.StringValidator {
@@ -95,7 +96,7 @@ func newSettingsView(wz *wizard) *settingsView {
 		val              fyne.StringValidator
 	}{
 		{"epochs", "Epochs", "passes over the training images", intValidator("epochs", 1, 10000)},
-		{"batch", "Batch size", "images per step (64 is a good start)", intValidator("batch size", 1, 4096)},
+		{"batch", "Batch size", classifierBatchHint, intValidator("batch size", 1, 4096)},
 		{"lr", "Learning rate", "Adam: 0.001, SGD: 0.01 to 0.1", floatValidator("learning rate", 0, 10, true)},
 		{"image_size", "Image size", classifierSizeHint, v.checkImageSize},
 		{"val_split", "Validation split", "the share kept aside when there is no val folder", floatValidator("validation split", 0, 1, true)},
@@ -152,10 +153,12 @@ func newSettingsView(wz *wizard) *settingsView {
 	return v
 }
 
-// Image size's hints: a classifier's and a detector's.
+// Image size's and batch size's hints: a classifier's and a detector's.
 const (
-	classifierSizeHint = "0: the dataset's own (folders: their shared size up to 64 px, else 32)"
-	detectorSizeHint   = "the canvas images are letterboxed to: 0 is 320 (the built-in set 128); 128 to 640, a multiple of 32"
+	classifierSizeHint  = "0: the dataset's own (folders: their shared size up to 64 px, else 32)"
+	detectorSizeHint    = "the canvas images are letterboxed to: 0 is 320 (the built-in set 128); 128 to 640, a multiple of 32"
+	classifierBatchHint = "images per step (64 is a good start)"
+	detectorBatchHint   = "images per step (16 is a good start: a small detector learns more per epoch)"
 )
 
 // checkImageSize validates the image size field: for a classifier 0 or
@@ -341,9 +344,9 @@ func detectorPreset(c *trainer.Config, name string, size int) {
 // auto.
 func (v *settingsView) setModels() {
 	opts := []string{"auto", "mlp", "lenet", "cnn"}
-	hint := classifierSizeHint
+	hint, batchHint := classifierSizeHint, classifierBatchHint
 	if v.wz.isDetection() {
-		opts, hint = append([]string{"auto"}, detectorModels...), detectorSizeHint
+		opts, hint, batchHint = append([]string{"auto"}, detectorModels...), detectorSizeHint, detectorBatchHint
 	}
 	v.setting = true
 	defer func() { v.setting = false }()
@@ -352,13 +355,34 @@ func (v *settingsView) setModels() {
 		v.model.SetSelected("auto")
 	}
 	v.model.Refresh()
+	v.followTask()
 	for _, it := range v.form.Items {
-		if it.Widget == v.entries["image_size"] && it.HintText != hint {
-			it.HintText = hint
+		want := map[fyne.CanvasObject]string{v.entries["image_size"]: hint, v.entries["batch"]: batchHint}[it.Widget]
+		if want != "" && it.HintText != want {
+			it.HintText = want
 			v.form.Refresh()
 		}
 	}
 	v.entries["image_size"].Validate()
+}
+
+// followTask moves a batch size still at one task's default to the
+// other's when the task changes (a detector learns far more per epoch in
+// batches of 16 than of the classifiers' 64); a batch the user typed
+// stays.
+func (v *settingsView) followTask() {
+	det := v.wz.isDetection()
+	if det == v.detecting {
+		return
+	}
+	v.detecting = det
+	from, to := trainer.Defaults().Batch, trainer.DefaultDetectBatch
+	if !det {
+		from, to = to, from
+	}
+	if b := v.entries["batch"]; b != nil && strings.TrimSpace(b.Text) == strconv.Itoa(from) {
+		b.SetText(strconv.Itoa(to))
+	}
 }
 
 func (v *settingsView) enter() {
