@@ -13,7 +13,7 @@ func TestGather2(t *testing.T) {
 	for n := 0; n <= 13; n++ {
 		for off := 0; off < 2; off++ {
 			dst := make([]float32, n+1)
-			dst[n] = -1 // past the end: untouched
+			dst[n] = -1                                  // past the end: untouched
 			gather2(dst[:n], src[off:off+max(2*n-1, 0)]) // exactly the floats read
 			for i := 0; i < n; i++ {
 				if dst[i] != float32(off+2*i) {
