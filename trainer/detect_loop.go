@@ -361,7 +361,7 @@ func evaluateDetector(s *session, b *detBatcher, classes int, loss *[3]float64) 
 	per := (5 + classes) * b.g.H * b.g.W
 	preds := make([][]detect.Detection, b.s.Len())
 	truths := make([][]detect.Object, b.s.Len())
-	vl := valLoss{d: detGeometry(b.batch, classes, b.g)}
+	vl := valLoss{d: s.spec.DetGeometry(b.batch)}
 	b.Rewind()
 	for b.Next() {
 		head, err := s.predict(b.X)
@@ -384,13 +384,6 @@ func evaluateDetector(s *session, b *detBatcher, classes int, loss *[3]float64) 
 	return preds, truths, nil
 }
 
-// detGeometry is the loss of a batch of n images on grid g, with the
-// detector's gains (as the model's loss node has them).
-func detGeometry(n, classes int, g detect.Grid) exec.Det {
-	gains := detect.DefaultGains()
-	return exec.Det{N: n, Classes: classes, H: g.H, W: g.W, GIoU: float32(gains.GIoU), L1: float32(gains.L1), Cls: float32(gains.Cls), Obj: float32(gains.Obj)}
-}
-
 // valLoss sums the loss terms of evaluation batches.
 type valLoss struct {
 	d       exec.Det
@@ -404,9 +397,9 @@ func (v *valLoss) add(head, tgt []float32) {
 	if v.terms == nil {
 		v.terms = make([]float32, 3*v.d.Cells())
 	}
-	exec.DetLossCPU(head, tgt, v.terms, v.d, 0, v.d.Cells())
-	for i, t := range v.terms {
-		v.sum[i%3] += float64(t)
+	sum := exec.DetLossSums(head, tgt, v.terms, v.d)
+	for i := range sum {
+		v.sum[i] += sum[i]
 	}
 	v.batches++
 }

@@ -248,14 +248,22 @@ func (j *judge) noNVIDIAGPU(nvEv string) {
 	if !j.pciKnown() {
 		return // PCI unknown (a paste, or sysfs unreadable): the container rule or nothing
 	}
-	fix := []gpu.Step{
-		{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
-		{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}
 	ev := []string{"no PCI display device with vendor 0x10de in /sys/bus/pci/devices", nvEv}
+	var more []gpu.Step
 	if f.Host.Container != "" {
 		ev = append(ev, "inside a "+f.Host.Container+" container")
-		fix = append(fix, gpu.Step{Text: "If the host does have an NVIDIA GPU, start this container with it (NVIDIA Container Toolkit on the host):", Command: "docker run --gpus all ..."})
+		more = append(more, gpu.Step{Text: "If the host does have an NVIDIA GPU, start this container with it (NVIDIA Container Toolkit on the host):", Command: "docker run --gpus all ..."})
 	}
-	j.add(gpu.Finding{ID: "no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
-		Title: "This machine has no NVIDIA GPU", Evidence: ev, Fix: fix})
+	j.add(noGPUFinding(ev, more...))
+}
+
+// noGPUFinding is the finding of a machine without an NVIDIA GPU (Linux
+// and Windows alike): the CPU works, a GPU machine is the way; more are
+// the platform's further steps.
+func noGPUFinding(ev []string, more ...gpu.Step) gpu.Finding {
+	fix := append([]gpu.Step{
+		{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
+		{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}, more...)
+	return gpu.Finding{ID: "no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
+		Title: "This machine has no NVIDIA GPU", Evidence: ev, Fix: fix}
 }

@@ -77,12 +77,7 @@ func (j *judge) judgeWindowsDriver() bool {
 			Evidence: append(adEv, nvEv),
 			Fix:      windowsDriverFix()})
 	case j.pciKnown():
-		j.add(gpu.Finding{ID: "no_nvidia_gpu", Cause: gpu.CauseOther, Severity: gpu.SevError,
-			Title:    "This machine has no NVIDIA GPU",
-			Evidence: append([]string{"display adapters: " + adapterNames(j.f.Windows.Adapters)}, nvEv),
-			Fix: []gpu.Step{
-				{Text: "Training can only run on the CPU here; it works, slowly:", Command: "gpuwizard train --device cpu"},
-				{Text: "For GPU training use a machine or cloud instance with an NVIDIA GPU, and run this check there."}}})
+		j.add(noGPUFinding([]string{"display adapters: " + adapterNames(j.f.Windows.Adapters), nvEv}))
 	default:
 		j.add(gpu.Finding{ID: "driver_not_installed", Cause: gpu.CauseDriverMissing, Severity: gpu.SevError,
 			Title:    "NVIDIA's driver is not installed (nvml.dll was not found), or this machine has no NVIDIA GPU",

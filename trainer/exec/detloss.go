@@ -108,6 +108,17 @@ func detCell(head, tgt []float32, d Det, q int) (base, hw int, t []float32) {
 	return n*d.Channels()*hw + p, hw, tgt[q*DetTargetFloats : (q+1)*DetTargetFloats]
 }
 
+// DetLossSums is the loss of a whole batch: its box, class and objectness
+// terms summed over the cells (terms is scratch of 3·d.Cells() floats).
+func DetLossSums(head, tgt, terms []float32, d Det) [3]float64 {
+	DetLossCPU(head, tgt, terms, d, 0, d.Cells())
+	var sum [3]float64
+	for i, v := range terms {
+		sum[i%3] += float64(v)
+	}
+	return sum
+}
+
 // DetLossCPU writes the loss terms of cells lo..hi-1 (3 floats each).
 func DetLossCPU(head, tgt, terms []float32, d Det, lo, hi int) {
 	for q := lo; q < hi; q++ {

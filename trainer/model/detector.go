@@ -150,12 +150,7 @@ func (op *detLossOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 	if len(vals) != 2 || vals[0].Shape().TotalSize() != d.Cells()*d.Channels() || vals[1].Shape().TotalSize() != d.Cells()*exec.DetTargetFloats {
 		return nil, fmt.Errorf("detection loss: want a head of %d values and %d targets", d.Cells()*d.Channels(), d.Cells()*exec.DetTargetFloats)
 	}
-	terms := make([]float32, 3*d.Cells())
-	exec.DetLossCPU(f32(vals[0]), f32(vals[1]), terms, d, 0, d.Cells())
-	var sum [3]float64
-	for i, v := range terms {
-		sum[i%3] += float64(v)
-	}
+	sum := exec.DetLossSums(f32(vals[0]), f32(vals[1]), make([]float32, 3*d.Cells()), d)
 	out := f32(prealloc)
 	for k := range sum {
 		out[k] = float32(sum[k])
@@ -202,8 +197,10 @@ func (g *detLossGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Valu
 	return prealloc, nil
 }
 
-// detGeometry is the loss of spec s at batch n, with the default gains.
-func detGeometry(s Spec, n int) exec.Det {
+// DetGeometry is detector s's loss at batch n, with the default gains:
+// what its loss node computes (the trainer scores validation heads with
+// it too).
+func (s Spec) DetGeometry(n int) exec.Det {
 	h, w := s.Grid()
 	g := detect.DefaultGains()
 	return exec.Det{N: n, Classes: s.Classes, H: h, W: w, GIoU: float32(g.GIoU), L1: float32(g.L1), Cls: float32(g.Cls), Obj: float32(g.Obj)}
@@ -219,7 +216,7 @@ func (n *Net) detLoss(g *G.ExprGraph, gr *graph, head *G.Node) error {
 	if err := G.Let(gr.y, gr.yT); err != nil {
 		return err
 	}
-	terms, err := G.ApplyOp(&detLossOp{d: detGeometry(s, n.Batch)}, head, gr.y)
+	terms, err := G.ApplyOp(&detLossOp{d: s.DetGeometry(n.Batch)}, head, gr.y)
 	if err != nil {
 		return err
 	}
