@@ -25,10 +25,12 @@ type Gemm struct {
 const dotK = 256
 
 // dotJob computes C = A·Bᵀ (+ beta·C) in 4×3 tiles of dot products along
-// k, one tile per item; edge tiles repeat a row and drop its results.
+// k, one tile per item, down C's columns of tiles (neighbouring items
+// read the same three rows of B: a filter gradient's B, the columns, is
+// the larger operand); edge tiles repeat a row and drop its results.
 type dotJob struct {
 	m, n, k int
-	tilesN  int
+	tilesM  int
 	a, b, c []float32
 	beta    float32
 }
@@ -37,7 +39,7 @@ func (j *dotJob) Run(_, lo, hi int) {
 	m, n, k := j.m, j.n, j.k
 	k8 := k / 8
 	for t := lo; t < hi; t++ {
-		i0, j0 := t/j.tilesN*4, t%j.tilesN*3
+		i0, j0 := t%j.tilesM*4, t/j.tilesM*3
 		var ar [4]*float32
 		var br [3]*float32
 		for ii := range ar {
@@ -144,7 +146,11 @@ func (j *colJob) column(w *gemmWork, q int) {
 	if k == 0 {
 		return
 	}
-	inPlace := !j.tb && width == 16
+	// B is read in place only for one panel of A: its rows lie a whole
+	// row of B apart (often a multiple of 4 KiB: a convolution's columns
+	// of 1,024 positions), so a panel's 256 rows fall in a few cache
+	// sets and would be fetched again for every panel of A.
+	inPlace := !j.tb && width == 16 && m <= 4
 	if !inPlace && cap(w.b) < 16*kc {
 		w.b = make([]float32, 16*kc)
 	}
@@ -178,6 +184,9 @@ func (j *colJob) panelB(w *gemmWork, k0, kl, j0, width int, inPlace bool) (*floa
 				pb[kk*16+jj] = v
 			}
 		}
+	} else if width == 16 {
+		_ = B[(k0+kl-1)*n+j0+15] // the panel's last float
+		pack16(kl, &B[k0*n+j0], n, &pb[0])
 	} else {
 		for kk := 0; kk < kl; kk++ {
 			copy(pb[kk*16:kk*16+width], B[(k0+kk)*n+j0:(k0+kk)*n+j0+width])
@@ -214,8 +223,7 @@ func (j *colJob) rows(w *gemmWork, k0, kl, j0, width int, bp *float32, ldb, acc 
 
 // Run computes C (m×n) = op(A)·op(B) + beta·C, row-major, with the
 // AVX2/FMA micro-kernel on 4×16 tiles: op(A) is packed in 4-row panels,
-// op(B) read in place when it is row-major and the panel is whole, packed
-// otherwise. The panels are shared out through pool; nothing is
+// op(B) in 16-column panels (read in place when A is one panel). The panels are shared out through pool; nothing is
 // allocated once the packing space has grown. It panics where Available
 // is false.
 func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, beta float32) {
@@ -223,9 +231,9 @@ func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, 
 		return
 	}
 	if !ta && tb && k >= dotK {
-		tilesN := (n + 2) / 3
-		g.dot = dotJob{m: m, n: n, k: k, tilesN: tilesN, a: A[:m*k], b: B[:n*k], c: C[:m*n], beta: beta}
-		pool.For(((m+3)/4)*tilesN, 1, &g.dot)
+		tilesM := (m + 3) / 4
+		g.dot = dotJob{m: m, n: n, k: k, tilesM: tilesM, a: A[:m*k], b: B[:n*k], c: C[:m*n], beta: beta}
+		pool.For(tilesM*((n+2)/3), 1, &g.dot)
 		g.dot = dotJob{}
 		return
 	}

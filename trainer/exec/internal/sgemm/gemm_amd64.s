@@ -200,3 +200,30 @@ dotloop:
 	VMOVSS X11, 44(DI)
 	VZEROUPPER
 	RET
+
+// func pack16(k int, b *float32, ldb int, dst *float32)
+// dst[kk*16+j] = b[kk*ldb+j] for kk < k, j < 16: one 16-column panel of a
+// row-major B (row stride ldb floats) copied into contiguous rows. Needs
+// AVX.
+TEXT ·pack16(SB), NOSPLIT, $0-32
+	MOVQ k+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	TESTQ CX, CX
+	JE packdone
+
+packloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE packloop
+
+packdone:
+	VZEROUPPER
+	RET
