@@ -498,38 +498,6 @@ func (g *GoBackend) Repeat(in, out Buf, outer, rep, inner int) {
 	g.pool.For(outer*rep, max(elemGrain/max(inner, 1), 1), &g.j.repeat)
 }
 
-// sum64 adds v in float64 with four independent accumulators (the sums
-// of long rows: float32 would drift by ~len ulps).
-func sum64(v []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += float64(v[i])
-		s1 += float64(v[i+1])
-		s2 += float64(v[i+2])
-		s3 += float64(v[i+3])
-	}
-	for ; i < len(v); i++ {
-		s0 += float64(v[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// dot64 is Σ (a[i]−mean)·b[i] in float64, as sum64.
-func dot64(a, b []float32, mean float32) float64 {
-	var s0, s1 float64
-	b = b[:len(a)]
-	i := 0
-	for ; i+2 <= len(a); i += 2 {
-		s0 += float64(a[i]-mean) * float64(b[i])
-		s1 += float64(a[i+1]-mean) * float64(b[i+1])
-	}
-	for ; i < len(a); i++ {
-		s0 += float64(a[i]-mean) * float64(b[i])
-	}
-	return s0 + s1
-}
-
 // sumRowsJob: out[o] = Σ in[o, :] (inner 1), one row per item.
 type sumRowsJob struct {
 	in, out []float32
@@ -538,7 +506,7 @@ type sumRowsJob struct {
 
 func (j *sumRowsJob) Run(_, lo, hi int) {
 	for o := lo; o < hi; o++ {
-		j.out[o] = float32(sum64(j.in[o*j.red : (o+1)*j.red]))
+		j.out[o] = float32(vmath.Sum64(j.in[o*j.red : (o+1)*j.red]))
 	}
 }
 
@@ -582,7 +550,7 @@ func (j *sumKeepJob) Run(_, lo, hi int) {
 	for c := lo; c < hi; c++ {
 		var s float64
 		for o := 0; o < j.outer; o++ {
-			s += sum64(j.in[(o*j.keep+c)*j.inner:][:j.inner])
+			s += vmath.Sum64(j.in[(o*j.keep+c)*j.inner:][:j.inner])
 		}
 		j.out[c] = float32(s)
 	}
@@ -839,6 +807,10 @@ func im2colRows(X, C []float32, p Conv, lo, hi int) {
 		im2colStrided(X, C, p, lo, hi)
 		return
 	}
+	if p.same() {
+		im2colSame(X, C, p, lo, hi)
+		return
+	}
 	P, NP := p.PDim(), p.N*p.PDim()
 	for r := lo; r < hi; r++ {
 		c, ky, kx := r/(p.K*p.K), r/p.K%p.K, r%p.K
@@ -972,14 +944,11 @@ func batchNorm(X, O, S, R []float32, p Norm, training bool, lo, hi int) {
 		if training {
 			var s, ss float64
 			for b := 0; b < p.N; b++ {
-				s += sum64(X[(b*p.C+c)*p.HW:][:p.HW])
+				s += vmath.Sum64(X[(b*p.C+c)*p.HW:][:p.HW])
 			}
 			mean = float32(s / n)
 			for b := 0; b < p.N; b++ {
-				for _, v := range X[(b*p.C+c)*p.HW:][:p.HW] {
-					d := float64(v - mean)
-					ss += d * d
-				}
+				ss += vmath.SqDev64(X[(b*p.C+c)*p.HW:][:p.HW], mean)
 			}
 			inv = 1 / math32.Sqrt(float32(ss/n)+p.Epsilon)
 			S[c], S[p.C+c] = mean, inv
@@ -989,10 +958,8 @@ func batchNorm(X, O, S, R []float32, p Norm, training bool, lo, hi int) {
 			mean, inv = R[c], 1/math32.Sqrt(R[p.C+c]+p.Epsilon)
 		}
 		for b := 0; b < p.N; b++ {
-			src, dst := X[(b*p.C+c)*p.HW:][:p.HW], O[(b*p.C+c)*p.HW:][:p.HW]
-			for i, v := range src {
-				dst[i] = (v - mean) * inv
-			}
+			off := (b*p.C + c) * p.HW
+			vmath.Normalize(O[off:off+p.HW], X[off:off+p.HW], mean, inv)
 		}
 	}
 }
@@ -1010,16 +977,14 @@ func batchNormGrad(X, G, O, S []float32, p Norm, lo, hi int) {
 		var sum, dot float64
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
-			sum += sum64(G[off : off+p.HW])
-			dot += dot64(X[off:off+p.HW], G[off:off+p.HW], mean)
+			s, d := vmath.SumDot64(G[off:off+p.HW], X[off:off+p.HW], mean)
+			sum, dot = sum+s, dot+d
 		}
 		k := float32(dot/n) * inv * inv
 		gm := float32(sum / n)
 		for b := 0; b < p.N; b++ {
 			off := (b*p.C + c) * p.HW
-			for i, dy := range G[off : off+p.HW] {
-				O[off+i] = (dy - (X[off+i]-mean)*k - gm) * inv
-			}
+			vmath.NormGrad(O[off:off+p.HW], G[off:off+p.HW], X[off:off+p.HW], mean, k, gm, inv)
 		}
 	}
 }
@@ -1072,6 +1037,10 @@ func col2im(C, X []float32, p Conv, lo, hi int) {
 		col2imStrided(C, X, p, lo, hi)
 		return
 	}
+	if p.same() {
+		col2imSame(C, X, p, lo, hi)
+		return
+	}
 	for nc := lo; nc < hi; nc++ {
 		n, c := nc/p.C, nc%p.C
 		plane := X[nc*p.H*p.W:][:p.H*p.W]
@@ -1088,10 +1057,7 @@ func col2im(C, X []float32, p Conv, lo, hi int) {
 						continue
 					}
 					src := row[oy*p.OW+lo : oy*p.OW+hi]
-					dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
-					for i, v := range src {
-						dst[i] += v
-					}
+					vmath.Add(plane[iy*p.W+lo+kx-p.Pad:][:len(src)], src)
 				}
 			}
 		}

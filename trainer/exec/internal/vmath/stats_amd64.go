@@ -1,0 +1,34 @@
+package vmath
+
+// sum64AVX2 is Σ v[i] in float64 for i < n (n a multiple of 16).
+//
+//go:noescape
+func sum64AVX2(v *float32, n int) float64
+
+// sqDev64AVX2 is Σ (v[i]−mean)² in float64 for i < n (n a multiple of 16).
+//
+//go:noescape
+func sqDev64AVX2(v *float32, n int, mean float32) float64
+
+// sumDot64AVX2 sets *sum = Σ dy[i], *dot = Σ (x[i]−mean)·dy[i] in float64
+// for i < n (n a multiple of 16).
+//
+//go:noescape
+func sumDot64AVX2(dy, x *float32, n int, mean float32, sum, dot *float64)
+
+// normalizeAVX2 writes (a[i]−sub)·mul into o[i] for i < n (n a multiple
+// of 16).
+//
+//go:noescape
+func normalizeAVX2(o, a *float32, n int, sub, mul float32)
+
+// normGradAVX2 writes (dy[i] − (x[i]−mean)·k − gm)·inv into o[i] for
+// i < n (n a multiple of 16).
+//
+//go:noescape
+func normGradAVX2(o, dy, x *float32, n int, mean, k, gm, inv float32)
+
+// addAVX2 adds a[i] into o[i] for i < n (n a multiple of 8).
+//
+//go:noescape
+func addAVX2(o, a *float32, n int)

@@ -1,0 +1,229 @@
+#include "textflag.h"
+
+// func sum64AVX2(v *float32, n int) float64
+// Σ v[i] for i < n (n a multiple of 16): each half of eight floats
+// widened to four doubles, four accumulators. Needs AVX.
+TEXT ·sum64AVX2(SB), NOSPLIT, $0-24
+	MOVQ v+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $4, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sumloop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VADDPD Y4, Y0, Y0
+	VADDPD Y5, Y1, Y1
+	VADDPD Y6, Y2, Y2
+	VADDPD Y7, Y3, Y3
+	ADDQ $64, SI
+	DECQ CX
+	JNE sumloop
+
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VMOVSD X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func sqDev64AVX2(v *float32, n int, mean float32) float64
+// Σ (v[i]−mean)² for i < n (n a multiple of 16): the difference in
+// float32, widened, squared and added in float64. Needs AVX2 and FMA.
+TEXT ·sqDev64AVX2(SB), NOSPLIT, $0-32
+	MOVQ v+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $4, CX
+	VBROADCASTSS mean+16(FP), Y15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sqloop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y6
+	VSUBPS Y15, Y4, Y4
+	VSUBPS Y15, Y6, Y6
+	VEXTRACTF128 $1, Y4, X5
+	VEXTRACTF128 $1, Y6, X7
+	VCVTPS2PD X4, Y4
+	VCVTPS2PD X5, Y5
+	VCVTPS2PD X6, Y6
+	VCVTPS2PD X7, Y7
+	VFMADD231PD Y4, Y4, Y0
+	VFMADD231PD Y5, Y5, Y1
+	VFMADD231PD Y6, Y6, Y2
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ $64, SI
+	DECQ CX
+	JNE sqloop
+
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VMOVSD X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func sumDot64AVX2(dy, x *float32, n int, mean float32, sum, dot *float64)
+// *sum = Σ dy[i], *dot = Σ (x[i]−mean)·dy[i] for i < n (n a multiple of
+// 16): x − mean in float32, both widened, the rest in float64 with four
+// accumulators each. Needs AVX2 and FMA.
+TEXT ·sumDot64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dy+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	VBROADCASTSS mean+24(FP), Y15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+sdloop:
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y10
+	VSUBPS Y15, Y8, Y8
+	VSUBPS Y15, Y10, Y10
+	VEXTRACTF128 $1, Y8, X9
+	VEXTRACTF128 $1, Y10, X11
+	VCVTPS2PD X8, Y8
+	VCVTPS2PD X9, Y9
+	VCVTPS2PD X10, Y10
+	VCVTPS2PD X11, Y11
+	VCVTPS2PD (SI), Y12
+	VADDPD Y12, Y0, Y0
+	VFMADD231PD Y12, Y8, Y4
+	VCVTPS2PD 16(SI), Y13
+	VADDPD Y13, Y1, Y1
+	VFMADD231PD Y13, Y9, Y5
+	VCVTPS2PD 32(SI), Y12
+	VADDPD Y12, Y2, Y2
+	VFMADD231PD Y12, Y10, Y6
+	VCVTPS2PD 48(SI), Y13
+	VADDPD Y13, Y3, Y3
+	VFMADD231PD Y13, Y11, Y7
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE sdloop
+
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	MOVQ sum+32(FP), AX
+	VMOVSD X0, (AX)
+	VADDPD Y5, Y4, Y4
+	VADDPD Y7, Y6, Y6
+	VADDPD Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPD X5, X4, X4
+	VHADDPD X4, X4, X4
+	MOVQ dot+40(FP), AX
+	VMOVSD X4, (AX)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX2(o, a *float32, n int, sub, mul float32)
+// o[i] = (a[i]−sub)·mul for i < n (n a multiple of 16). Needs AVX.
+TEXT ·normalizeAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	VBROADCASTSS sub+24(FP), Y14
+	VBROADCASTSS mul+28(FP), Y15
+
+normloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSUBPS Y14, Y0, Y0
+	VSUBPS Y14, Y1, Y1
+	VMULPS Y15, Y0, Y0
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE normloop
+	VZEROUPPER
+	RET
+
+// func normGradAVX2(o, dy, x *float32, n int, mean, k, gm, inv float32)
+// o[i] = (dy[i] − (x[i]−mean)·k − gm)·inv for i < n (n a multiple
+// of 16), each operation rounded as in Go (no fused multiply-add). Needs
+// AVX.
+TEXT ·normGradAVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ dy+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	VBROADCASTSS mean+32(FP), Y12
+	VBROADCASTSS k+36(FP), Y13
+	VBROADCASTSS gm+40(FP), Y14
+	VBROADCASTSS inv+44(FP), Y15
+
+ngloop:
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VSUBPS Y12, Y0, Y0
+	VSUBPS Y12, Y1, Y1
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VSUBPS Y0, Y2, Y2
+	VSUBPS Y1, Y3, Y3
+	VSUBPS Y14, Y2, Y2
+	VSUBPS Y14, Y3, Y3
+	VMULPS Y15, Y2, Y2
+	VMULPS Y15, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNE ngloop
+	VZEROUPPER
+	RET
+
+// func addAVX2(o, a *float32, n int)
+// o[i] += a[i] for i < n (n a multiple of 8). Needs AVX.
+TEXT ·addAVX2(SB), NOSPLIT, $0-24
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+
+addloop:
+	VMOVUPS (SI), Y0
+	VADDPS (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE addloop
+	VZEROUPPER
+	RET
