@@ -180,10 +180,8 @@ func (j *binaryJob) Run(_, lo, hi int) {
 		A = A[lo:hi]
 		switch j.op {
 		case OpAdd:
-			for i, x := range A {
-				O[i] = x + s
-			}
-		case OpMul:
+			vmath.ScaleShift(O, A, 1, s)
+		case OpMul: // a loop: x·s + 0 would turn −0 into +0
 			for i, x := range A {
 				O[i] = x * s
 			}
@@ -205,17 +203,11 @@ func (j *binaryJob) Run(_, lo, hi int) {
 		A, B = A[lo:hi], B[lo:hi]
 		switch j.op {
 		case OpAdd:
-			for i := range O {
-				O[i] = A[i] + B[i]
-			}
+			vmath.Binary(vmath.OpAdd, O, A, B)
 		case OpSub:
-			for i := range O {
-				O[i] = A[i] - B[i]
-			}
+			vmath.Binary(vmath.OpSub, O, A, B)
 		case OpMul:
-			for i := range O {
-				O[i] = A[i] * B[i]
-			}
+			vmath.Binary(vmath.OpMul, O, A, B)
 		case OpSiLUGrad:
 			SiLUGradTo(O, A, B)
 		default:
@@ -372,9 +364,7 @@ func (e *epi) run(src, dst []float32, base int) {
 		}
 		seg, out := src[k:end], dst[k:end]
 		if mask == nil {
-			for t, v := range seg {
-				out[t] = v*s + b
-			}
+			vmath.ScaleShift(out, seg, s, b)
 		} else {
 			m := mask[k:end]
 			for t, v := range seg {

@@ -72,7 +72,7 @@ func NormGrad(o, g, x []float32, mean, k, gm, inv float32) {
 		normGradAVX2(&o[0], &g[0], &x[0], n, mean, k, gm, inv)
 	}
 	for i, dy := range g[n:] {
-		o[n+i] = (dy - (x[n+i]-mean)*k - gm) * inv
+		o[n+i] = (dy - float32((x[n+i]-mean)*k) - gm) * inv // no fused multiply-add
 	}
 }
 

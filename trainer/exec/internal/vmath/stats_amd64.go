@@ -32,3 +32,14 @@ func normGradAVX2(o, dy, x *float32, n int, mean, k, gm, inv float32)
 //
 //go:noescape
 func addAVX2(o, a *float32, n int)
+
+// binaryAVX2 writes a[i] op b[i] into o[i] for i < n (n a multiple of 8;
+// op an Op).
+//
+//go:noescape
+func binaryAVX2(op int, o, a, b *float32, n int)
+
+// scaleShiftAVX2 writes a[i]·s + t into o[i] for i < n (n a multiple of 8).
+//
+//go:noescape
+func scaleShiftAVX2(o, a *float32, n int, s, t float32)

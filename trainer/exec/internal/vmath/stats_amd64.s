@@ -227,3 +227,75 @@ addloop:
 	JNE addloop
 	VZEROUPPER
 	RET
+
+// func binaryAVX2(op int, o, a, b *float32, n int)
+// o[i] = a[i] op b[i] for i < n (n a multiple of 8): op 0 adds, 1
+// subtracts, 2 multiplies. Needs AVX.
+TEXT ·binaryAVX2(SB), NOSPLIT, $0-40
+	MOVQ op+0(FP), AX
+	MOVQ o+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n+32(FP), CX
+	SHRQ $3, CX
+	CMPQ AX, $1
+	JE subloop
+	JG mulloop
+
+addvloop:
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE addvloop
+	VZEROUPPER
+	RET
+
+subloop:
+	VMOVUPS (SI), Y0
+	VSUBPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE subloop
+	VZEROUPPER
+	RET
+
+mulloop:
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE mulloop
+	VZEROUPPER
+	RET
+
+// func scaleShiftAVX2(o, a *float32, n int, s, t float32)
+// o[i] = a[i]·s + t for i < n (n a multiple of 8), the product rounded
+// before the sum. Needs AVX.
+TEXT ·scaleShiftAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	VBROADCASTSS s+24(FP), Y14
+	VBROADCASTSS t+28(FP), Y15
+
+ssloop:
+	VMULPS (SI), Y14, Y0
+	VADDPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE ssloop
+	VZEROUPPER
+	RET

@@ -65,9 +65,29 @@ func TestStats(t *testing.T) {
 				t.Fatalf("Add of [%d:%d] at %d = %v, want %v", lo, hi, i, o[i], want)
 			}
 		}
+		for _, op := range []Op{OpAdd, OpSub, OpMul} {
+			Binary(op, o, xs, gs)
+			for i, v := range xs {
+				want := v + gs[i]
+				if op == OpSub {
+					want = v - gs[i]
+				} else if op == OpMul {
+					want = v * gs[i]
+				}
+				if o[i] != want {
+					t.Fatalf("Binary %d of [%d:%d] at %d = %v, want %v", op, lo, hi, i, o[i], want)
+				}
+			}
+		}
+		ScaleShift(o, xs, k, gm)
+		for i, v := range xs {
+			if want := float32(v*k) + gm; o[i] != want {
+				t.Fatalf("ScaleShift of [%d:%d] at %d = %v, want %v", lo, hi, i, o[i], want)
+			}
+		}
 		NormGrad(o, gs, xs, mean, k, gm, inv)
 		for i, v := range xs {
-			if want := (gs[i] - (v-mean)*k - gm) * inv; o[i] != want {
+			if want := (gs[i] - float32((v-mean)*k) - gm) * inv; o[i] != want {
 				t.Fatalf("NormGrad of [%d:%d] at %d = %v, want %v", lo, hi, i, o[i], want)
 			}
 		}
