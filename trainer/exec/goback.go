@@ -1097,7 +1097,7 @@ func im2colStrided(X, C []float32, p Conv, lo, hi int) {
 				src := plane[iy*p.W : (iy+1)*p.W]
 				clear(dst[:xl])
 				if s == 2 {
-					gather2(dst[xl:xh], src[2*xl+kx-p.Pad:])
+					vmath.Gather2(dst[xl:xh], src[2*xl+kx-p.Pad:])
 				} else {
 					for ox := xl; ox < xh; ox++ {
 						dst[ox] = src[ox*s+kx-p.Pad]
@@ -1106,19 +1106,6 @@ func im2colStrided(X, C []float32, p Conv, lo, hi int) {
 				clear(dst[xh:])
 			}
 		}
-	}
-}
-
-// gather2 writes every second float of src into dst (dst[i] = src[2i]),
-// four at a time with one bounds check (the stride-2 convolutions' rows).
-func gather2(dst, src []float32) {
-	i := 0
-	for ; i+4 <= len(dst); i += 4 {
-		s, d := src[2*i:2*i+7:2*i+7], dst[i:i+4:i+4]
-		d[0], d[1], d[2], d[3] = s[0], s[2], s[4], s[6]
-	}
-	for ; i < len(dst); i++ {
-		dst[i] = src[2*i]
 	}
 }
 
@@ -1137,6 +1124,10 @@ func col2imStrided(C, X []float32, p Conv, lo, hi int) {
 				for oy := yl; oy < yh; oy++ {
 					dst := plane[(oy*s+ky-p.Pad)*p.W:][:p.W]
 					src := row[oy*p.OW : (oy+1)*p.OW]
+					if s == 2 && xl < xh {
+						vmath.ScatterAdd2(dst[2*xl+kx-p.Pad:], src[xl:xh])
+						continue
+					}
 					for ox := xl; ox < xh; ox++ {
 						dst[ox*s+kx-p.Pad] += src[ox]
 					}

@@ -56,13 +56,14 @@ func naiveCol2im(C []float32, p Conv) []float32 {
 // TestIm2colCol2im: the unfolding and its adjoint against their
 // definitions, bit for bit (the adjoint adds in the same order), for
 // "same" convolutions (the plane-at-a-time path: 1×1, 3×3, 5×5, planes
-// narrower than the kernel) and others (no padding, strides 2 and 3).
+// narrower than the kernel) and others (no padding, strides 2 and 3;
+// stride 2 on rows long enough for the vector gather and scatter).
 func TestIm2colCol2im(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, c := range []struct{ n, ch, h, w, k, pad, s int }{
 		{2, 3, 5, 7, 3, 1, 1}, {1, 2, 8, 8, 1, 0, 1}, {2, 1, 6, 5, 5, 2, 1}, {1, 2, 1, 1, 3, 1, 1},
 		{1, 1, 2, 3, 5, 2, 1}, {3, 2, 16, 16, 3, 1, 1}, {2, 2, 7, 6, 3, 0, 1}, {2, 3, 9, 8, 3, 1, 2},
-		{1, 2, 10, 11, 3, 1, 3}, {2, 1, 4, 4, 2, 0, 1},
+		{1, 2, 10, 11, 3, 1, 3}, {2, 1, 4, 4, 2, 0, 1}, {2, 2, 40, 37, 3, 1, 2}, {1, 1, 64, 64, 3, 1, 2},
 	} {
 		p := Conv{N: c.n, C: c.ch, H: c.h, W: c.w, O: 1, K: c.k, Pad: c.pad, Stride: c.s}
 		p.OH, p.OW = (c.h+2*c.pad-c.k)/c.s+1, (c.w+2*c.pad-c.k)/c.s+1

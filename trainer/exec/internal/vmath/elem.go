@@ -47,3 +47,41 @@ func ScaleShift(o, a []float32, s, t float32) {
 		o[i] = float32(a[i]*s) + t // the conversion rounds: no fused multiply-add
 	}
 }
+
+// Gather2 writes every second float of src into dst: dst[i] = src[2i];
+// src must hold at least 2·len(dst) − 1 floats.
+func Gather2(dst, src []float32) {
+	if len(dst) == 0 {
+		return
+	}
+	src = src[:2*len(dst)-1]
+	k := 0
+	if haveAVX2() {
+		k = min(len(dst), len(src)/2) &^ 7 // each group of 8 reads 16 floats
+		if k > 0 {
+			gather2AVX2(&dst[0], &src[0], k)
+		}
+	}
+	for i := k; i < len(dst); i++ {
+		dst[i] = src[2*i]
+	}
+}
+
+// ScatterAdd2 adds src[i] into dst[2i], leaving the floats between
+// untouched; dst must hold at least 2·len(src) − 1 floats.
+func ScatterAdd2(dst, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	dst = dst[:2*len(src)-1]
+	k := 0
+	if haveAVX2() {
+		k = min(len(src), len(dst)/2) &^ 7 // each group of 8 touches 16 floats
+		if k > 0 {
+			scatterAdd2AVX2(&dst[0], &src[0], k)
+		}
+	}
+	for i := k; i < len(src); i++ {
+		dst[2*i] += src[i]
+	}
+}

@@ -43,3 +43,15 @@ func binaryAVX2(op int, o, a, b *float32, n int)
 //
 //go:noescape
 func scaleShiftAVX2(o, a *float32, n int, s, t float32)
+
+// gather2AVX2 writes src[2i] into dst[i] for i < n (n a multiple of 8;
+// reads src[0:2n]).
+//
+//go:noescape
+func gather2AVX2(dst, src *float32, n int)
+
+// scatterAdd2AVX2 adds src[i] into dst[2i] for i < n (n a multiple of 8;
+// reads and writes dst[0:2n], the odd floats unchanged).
+//
+//go:noescape
+func scatterAdd2AVX2(dst, src *float32, n int)

@@ -299,3 +299,59 @@ ssloop:
 	JNE ssloop
 	VZEROUPPER
 	RET
+
+// func gather2AVX2(dst, src *float32, n int)
+// dst[i] = src[2i] for i < n (n a multiple of 8): sixteen floats read,
+// the even ones of each 128-bit lane picked (VSHUFPS), the 64-bit pairs
+// put back in order (VPERMPD). Needs AVX2.
+TEXT ·gather2AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+
+g2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xD8, Y2, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE g2loop
+	VZEROUPPER
+	RET
+
+// func scatterAdd2AVX2(dst, src *float32, n int)
+// dst[2i] += src[i] for i < n (n a multiple of 8): eight floats
+// interleaved with zeros (VUNPCK*PS, then the lanes ordered with
+// VPERM2F128), added to sixteen of dst, and the sums blended into the
+// even floats only (the odd ones keep their bits, −0 included). Needs AVX.
+TEXT ·scatterAdd2AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	VXORPS Y15, Y15, Y15
+
+s2loop:
+	VMOVUPS (SI), Y0
+	VUNPCKLPS Y15, Y0, Y1
+	VUNPCKHPS Y15, Y0, Y2
+	VPERM2F128 $0x20, Y2, Y1, Y3
+	VPERM2F128 $0x31, Y2, Y1, Y4
+	VMOVUPS (DI), Y5
+	VMOVUPS 32(DI), Y6
+	VADDPS Y3, Y5, Y7
+	VADDPS Y4, Y6, Y8
+	VBLENDPS $0x55, Y7, Y5, Y5
+	VBLENDPS $0x55, Y8, Y6, Y6
+	VMOVUPS Y5, (DI)
+	VMOVUPS Y6, 32(DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE s2loop
+	VZEROUPPER
+	RET

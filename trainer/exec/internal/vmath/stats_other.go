@@ -29,3 +29,9 @@ func binaryAVX2(op int, o, a, b *float32, n int) {
 func scaleShiftAVX2(o, a *float32, n int, s, t float32) {
 	panic("vmath: no vector arithmetic on this architecture")
 }
+
+func gather2AVX2(dst, src *float32, n int) { panic("vmath: no vector gather on this architecture") }
+
+func scatterAdd2AVX2(dst, src *float32, n int) {
+	panic("vmath: no vector scatter on this architecture")
+}

@@ -117,3 +117,41 @@ func TestSumsKeepSmallTerms(t *testing.T) {
 		t.Fatalf("SumDot64's sum = %v, want %v", got, want)
 	}
 }
+
+// TestStride2: Gather2 and ScatterAdd2 at every length to 40, on slices
+// holding exactly the floats they may touch (one past is a sentinel), odd
+// floats of ScatterAdd2's destination kept bit for bit (−0 included).
+func TestStride2(t *testing.T) {
+	x := statInputs(200, 3)
+	for n := 0; n <= 40; n++ {
+		for off := 0; off < 3; off++ {
+			m := max(2*n-1, 0)
+			src := append(append([]float32(nil), x[off:off+m]...), 12345) // a sentinel past the floats read
+			dst := make([]float32, n+1)
+			dst[n] = -7
+			Gather2(dst[:n], src[:m])
+			for i := 0; i < n; i++ {
+				if dst[i] != src[2*i] {
+					t.Fatalf("Gather2 n %d off %d: dst[%d] = %v, want %v", n, off, i, dst[i], src[2*i])
+				}
+			}
+			if dst[n] != -7 {
+				t.Fatalf("Gather2 n %d: wrote past the end", n)
+			}
+			acc := append(append([]float32(nil), x[off+1:off+1+m]...), -7)
+			for i := 1; i < m; i += 2 {
+				acc[i] = float32(math.Copysign(0, -1)) // odd floats: −0, to be kept
+			}
+			want := append([]float32(nil), acc...)
+			for i := 0; i < n; i++ {
+				want[2*i] += x[100+i]
+			}
+			ScatterAdd2(acc[:m], x[100:100+n])
+			for i := range want {
+				if math.Float32bits(acc[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("ScatterAdd2 n %d off %d: dst[%d] = %v, want %v", n, off, i, acc[i], want[i])
+				}
+			}
+		}
+	}
+}
