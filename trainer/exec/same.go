@@ -31,19 +31,21 @@ func sameSpan(p Conv, ky, kx int) (off, a, b, s int) {
 	return off, a, b, s
 }
 
-// edgeCols calls f with each output row's run of columns that a shift s
-// wraps into the neighbouring row, in [a, b) of one image's columns.
-func edgeCols(W, s, a, b int, f func(lo, hi int)) {
-	if s == 0 {
+// zeroEdges zeroes, in [a, b) of one image's columns, each output row's
+// run of columns that a shift s wraps into the neighbouring row: the
+// first −s columns (s < 0) or the last s (s > 0); a few floats a row, set
+// in a loop (clear calls memclr).
+func zeroEdges(img []float32, W, s, a, b int) {
+	if s == 0 || a >= b {
 		return
 	}
+	c0, c1 := 0, -s
+	if s > 0 {
+		c0, c1 = W-s, W
+	}
 	for r0 := a / W * W; r0 < b; r0 += W {
-		lo, hi := r0, r0-s // s < 0: the first −s columns
-		if s > 0 {
-			lo, hi = r0+W-s, r0+W // the last s columns
-		}
-		if lo, hi = max(lo, a), min(hi, b); lo < hi {
-			f(lo, hi)
+		for t := max(r0+c0, a); t < min(r0+c1, b); t++ {
+			img[t] = 0
 		}
 	}
 }
@@ -61,7 +63,7 @@ func im2colSame(X, C []float32, p Conv, lo, hi int) {
 			clear(img[:a])
 			copy(img[a:b], plane[a+off:b+off])
 			clear(img[b:])
-			edgeCols(p.W, s, a, b, func(l, h int) { zero(img[l:h]) })
+			zeroEdges(img, p.W, s, a, b)
 		}
 	}
 }
@@ -81,17 +83,9 @@ func col2imSame(C, X []float32, p Conv, lo, hi int) {
 				if a == b {
 					continue
 				}
-				edgeCols(p.W, s, a, b, func(l, h int) { zero(img[l:h]) })
+				zeroEdges(img, p.W, s, a, b)
 				vmath.Add(plane[a+off:b+off], img[a:b])
 			}
 		}
-	}
-}
-
-// zero clears a run of a few floats (a plain loop: clear, or a range
-// loop, calls memclr, costly for one float).
-func zero(v []float32) {
-	for i := 0; i < len(v); i++ {
-		v[i] = 0
 	}
 }
