@@ -106,9 +106,12 @@ main() {
   if [ -n "${WINE_PKGS:-}" ]; then
     # Import paths, whatever form they were given in (./gpu/watch or
     # gpuwizard/gpu/watch): not-under-wine.txt names packages by import path.
+    # Those without tests are left out, as in the whole run.
     read -ra pkgs <<<"$WINE_PKGS"
-    mapfile -t pkgs < <(CGO_ENABLED=1 GOOS=windows CC=$CC "$GO" list -tags "$TAGS" "${pkgs[@]}") ||
+    local named
+    named=$(CGO_ENABLED=1 GOOS=windows CC=$CC "$GO" list -tags "$TAGS" -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkgs[@]}") ||
       die "go list $WINE_PKGS failed"
+    mapfile -t pkgs < <(printf '%s\n' "$named" | grep .)
   else
     local list
     list=$(CGO_ENABLED=1 GOOS=windows CC=$CC "$GO" list -tags "$TAGS" -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...) ||
