@@ -1,8 +1,11 @@
-// Package vmath holds the executor's element-wise math on float32 slices
-// that is worth vector instructions: SiLU and its gradient, each one
-// exponential per element. On amd64 with AVX2 and FMA the slices go
-// through assembly, eight floats at a time; elsewhere (and for the last
-// few floats) through the same arithmetic in Go.
+// Package vmath holds the executor's passes over float32 slices that are
+// worth vector instructions: SiLU and its gradient (one exponential per
+// element, vmath.go), the batch norm's float64 sums, normalisation and
+// gradient (stats.go), and element-wise arithmetic, stride-2 gathers and
+// scatters (elem.go). On amd64 with AVX2 and FMA the slices go through
+// assembly (vmath_amd64.s, stats_amd64.s), eight or sixteen floats at a
+// time; elsewhere (and for the last few floats) through the same
+// arithmetic in Go.
 package vmath
 
 import "math"
