@@ -349,12 +349,74 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 	}
 	pk, has := j.reportTorch()
 	if has && (pk.CUDA != "" || pk.ROCm != "") {
-		return out
+		return append(out, j.cueCUDABuildShown(r, pk, len(out) > 0)...)
 	}
 	if j.windowsSaid(r) {
 		return append(out, cue{gpu.CauseCPUOnlyBuild, 2, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
 	}
 	return out
+}
+
+// cueCUDABuildShown: torch shown as a CUDA (or ROCm) build contradicts a
+// CPU-only build, unless the report also shows a CPU build somewhere (a
+// +cpu tag, the words, "not compiled with CUDA", a CPU package of another
+// framework): then the CUDA tag may be what was asked for, not what runs
+// (two installs, or the other framework's CPU package), and the cues for
+// those decide. The words and the weak "runs on the CPU" text still speak
+// for a CPU build; this weighs against them, so that the causes the
+// facts leave open come first.
+func (j *judge) cueCUDABuildShown(r *reading, pk gpu.Package, cpuSaid bool) []cue {
+	if cpuSaid || pk.CPUOnly || r.quote(cpuTagRE) != "" || r.quote(tfRE) != "" || r.quote(paddleRE) != "" ||
+		r.quote(jaxRE) != "" || r.quote(ortRE) != "" {
+		return nil
+	}
+	for _, h := range j.f.Paste.Signatures {
+		if h.Cause == gpu.CauseCPUOnlyBuild && h.Strength > catalog.Weak {
+			return nil
+		}
+	}
+	if !j.torchShownInstalled() {
+		return nil
+	}
+	build := "CUDA " + pk.CUDA
+	if pk.CUDA == "" {
+		build = "ROCm " + pk.ROCm
+	}
+	ev := fmt.Sprintf("torch %s is a %s build, not a CPU-only one", pk.Version, build)
+	out := []cue{{gpu.CauseCPUOnlyBuild, -3, ev}}
+	if pk.CUDA == "" || !j.noDriverSeen() || j.f.Host.WSL > 0 || j.f.Host.Container != "" {
+		return out // a driver that answers, or a box of its own: the cues for those decide
+	}
+	// A CUDA build that does not reach the GPU, the driver not shown: the
+	// layer below it, a driver missing or too old for that CUDA.
+	floor := j.m.FamilyFloor(gpu.MustVersion(pk.CUDA).Major(), j.windows())
+	old := ev + ": the driver below it decides whether it reaches the GPU"
+	if floor != "" {
+		old = fmt.Sprintf("%s: CUDA %s builds need driver ≥ %s, and the report does not show the driver", ev, pk.CUDA, floor)
+	}
+	return append(out, cue{gpu.CauseDriverMissing, 1, ev + ": with the build right, a driver that is missing or not loaded leaves the GPU unused"},
+		cue{gpu.CauseDriverTooOld, 1, old})
+}
+
+// requestRE: a line that asks for a build (an install command, a
+// requirement, pip's answer to one) rather than showing the one that runs.
+var requestRE = mustCue(`\b(?:pip3?|uv pip|conda|mamba|poetry|uvx|pipenv) (?:install|add)\b|\buvx\b|--with\b|--(?:extra-)?index-url\b|-f https?://|\brequirements[\w.-]*\.txt\b|no matching distribution|could not find a version|\b(?:tried|try|trying) to install\b|删掉|删除|改成`,
+	"install", "add", "uvx", "--with", "index-url", "-f http", "requirements", "no matching distribution", "could not find a version", "删掉", "删除", "改成")
+
+// torchShownInstalled: one of the report's lines that show torch's
+// version shows the one installed or running (pip list, collect_env,
+// torch.__version__, a bare version line), not only a build asked for.
+func (j *judge) torchShownInstalled() bool {
+	qs := j.f.Paste.Quotes["torch"]
+	if len(qs) == 0 {
+		return true // from a conda list or the like: what is installed
+	}
+	for _, q := range qs {
+		if !requestRE.MatchString(asciiLower(q)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cueCUDARan: the report shows CUDA's own errors (no GPU found, the

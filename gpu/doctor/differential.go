@@ -74,7 +74,11 @@ func (j *judge) runDifferential() {
 		named = append(named, l)
 	}
 	if len(named) > 0 {
-		j.emitDifferential(r, named, weak)
+		ruledOut := map[gpu.Cause]bool{}
+		for _, l := range ranked {
+			ruledOut[l.cause] = l.score < 0
+		}
+		j.emitDifferential(r, named, weak, ruledOut)
 	}
 }
 
@@ -237,8 +241,10 @@ func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
 
 // emitDifferential turns the named causes into findings: the first with
 // its fix, the others with what would show them; each with the command
-// that tells them apart. The weak findings so far become their evidence.
-func (j *judge) emitDifferential(r *reading, named []*likely, weak []int) {
+// that tells them apart. The weak findings so far become their evidence;
+// one of a cause that the report's facts rule out (its score below zero)
+// is a symptom of the first.
+func (j *judge) emitDifferential(r *reading, named []*likely, weak []int, ruledOut map[gpu.Cause]bool) {
 	var fds []scored
 	for k, l := range named {
 		tell := j.tellApart(r, l.cause)
@@ -265,7 +271,7 @@ func (j *judge) emitDifferential(r *reading, named []*likely, weak []int) {
 				at = i
 			}
 		}
-		if at == 0 && s.Cause != named[0].cause && s.Cause != gpu.CauseOther {
+		if at == 0 && s.Cause != named[0].cause && s.Cause != gpu.CauseOther && !ruledOut[s.Cause] {
 			continue // a cause of its own that the differential does not name: it stays
 		}
 		fd := &fds[at].Finding

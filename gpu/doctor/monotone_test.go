@@ -179,6 +179,8 @@ func TestMonotoneEvidence(t *testing.T) {
 		// has its kernels (the build not shown).
 		{"New RTX 5070 laptop, training fails and the GPU is not used.", []addition{
 			{"untagged torch 2.10", "torch 2.10.0", nil},
+			{"torch 2.10 built for CUDA 12.8", "torch 2.10.0+cu128", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"pip freeze of the CUDA build", "torch==2.10.0+cu128\ntorchvision==0.25.0+cu128", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
 		}},
 		// The driver not loaded in words, then the distribution.
 		{"After running the install script and rebooting, the nvidia drivers are not loaded.", []addition{
@@ -308,6 +310,53 @@ func TestRTX5090AdviceUsesTheDriver(t *testing.T) {
 		}
 		if strings.Contains(f.Title, "sm_XX") || !strings.Contains(f.Title, "sm_120") {
 			t.Errorf("%s: title %q", c.name, f.Title)
+		}
+	}
+}
+
+// TestCUDABuildRulesOutCPUOnly: a fact that contradicts a cause demotes
+// it. Thin reports that the GPU is not used lean, by their words, to a
+// CPU-only build; torch shown as a CUDA build (a bare version line, pip's
+// list, collect_env, torch.__version__) rules that out, and the causes
+// the facts leave open (the driver below the build) come first. A CUDA
+// tag only asked for (an install command, pip's "no matching
+// distribution") or beside a +cpu one says nothing of what runs, and
+// keeps the CPU build in view.
+func TestCUDABuildRulesOutCPUOnly(t *testing.T) {
+	bases := []string{
+		"New RTX 5070 laptop, training fails and the GPU is not used.",
+		"My RTX 5070 laptop is not using the GPU, training runs on the CPU instead.",
+		"Training is very slow, it does not use the GPU (RTX 4060, Ubuntu 24.04).",
+	}
+	builds := []string{
+		"torch 2.10.0+cu128",
+		"torch==2.10.0+cu128\ntorchvision==0.25.0+cu128",
+		"PyTorch version: 2.10.0+cu128\nIs debug build: False\nCUDA used to build PyTorch: 12.8",
+		">>> torch.__version__\n'2.10.0+cu128'",
+	}
+	for _, base := range bases {
+		before := topCauses(diagnoseText(t, base), 3)
+		if len(before) == 0 || before[0] != gpu.CauseCPUOnlyBuild {
+			t.Logf("%.40q alone: %v (the words do not lean to a CPU build here)", base, before)
+		}
+		for _, b := range builds {
+			rep := diagnoseText(t, base+"\n"+b+"\n")
+			top := topCauses(rep, 3)
+			if slices.Contains(top, gpu.CauseCPUOnlyBuild) {
+				t.Errorf("%.40q + %.30q: %v names a CPU-only build, which the CUDA build rules out", base, b, top)
+			}
+			if vagueness(rep) > 2 {
+				t.Errorf("%.40q + %.30q: no likely cause named: %s", base, b, describe(rep))
+			}
+		}
+	}
+	// Asked for, not shown running: the CPU build stays in view.
+	for _, text := range []string{
+		"On Windows the GPU is not used, it trains on the CPU. I ran `uvx --with torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124 python train.py`",
+		"The GPU is not used and training runs on the CPU.\ntorch 2.5.1+cu124\n>>> torch.__version__\n'2.5.1+cpu'",
+	} {
+		if top := topCauses(diagnoseText(t, text), 3); !slices.Contains(top, gpu.CauseCPUOnlyBuild) && !slices.Contains(top, gpu.CauseConflictingInstalls) {
+			t.Errorf("%.60q: %v, want a CPU build or two installs among them", text, top)
 		}
 	}
 }
