@@ -194,6 +194,26 @@ func TestDifferentialReasons(t *testing.T) {
 		{"no driver in Spanish", "No tengo el driver de NVIDIA instalado y torch.cuda.is_available() devuelve False", gpu.CauseDriverMissing, ""},
 		{"no driver in German", "Treiber nicht installiert? nvidia-smi wird nicht gefunden und torch.cuda.is_available() ist False", gpu.CauseDriverMissing, ""},
 		{"WSL in Chinese", "在WSL里面跑训练，显卡用不了，torch.cuda.is_available()是False，Windows下正常", gpu.CauseWSLOrContainer, ""},
+		// Batch V's tuning part, generalised (issue 25): a reinstall that
+		// keeps finding the old version, no NVIDIA card said other ways
+		// (does not contain, without NVIDIA, 没有显卡), TensorFlow said to
+		// be past 2.10 on Windows, a kernel module that does not load
+		// (back to nouveau), which GPU to train on asked as a question,
+		// WSL where nvidia-smi works but a program sees no GPU.
+		{"reinstall keeps finding the old version", "I even reinstalled torch without the cache, but it keeps finding the wrong version: torch.__version__ prints 1.1.0", gpu.CauseConflictingInstalls, ""},
+		{"still picks up an old torch", "Reinstalled pytorch twice and python still picks up an old version, cuda False", gpu.CauseConflictingInstalls, ""},
+		{"laptop does not contain an NVIDIA card", "I run it on my laptop which does not contain an nvidia graphics card and get AssertionError: Torch not compiled with CUDA enabled", gpu.CauseOther, ""},
+		{"run without NVIDIA?", "It fails with Found no NVIDIA driver on your system. Is there a way to run it on the CPU without NVIDIA?", gpu.CauseOther, ""},
+		{"no graphics card in Chinese", "我没有显卡，运行报错 RuntimeError: Found no NVIDIA driver on your system", gpu.CauseOther, ""},
+		{"no GPU in Chinese, gpu word", "电脑没有GPU，报错 Torch not compiled with CUDA enabled，怎么用CPU跑", gpu.CauseOther, ""},
+		{"TF past 2.10 on Windows", "TensorFlow doesn't support the GPU on Windows after 2.10, so on my Windows 11 PC training falls back to the CPU", gpu.CauseCPUOnlyBuild, ""},
+		{"TF since 2.11 on Windows", "Windows 10: since 2.11 tensorflow does not use my RTX 3080, the GPU is not detected", gpu.CauseCPUOnlyBuild, ""},
+		{"module does not load, nouveau", "After installing the driver and rebooting, the NVIDIA kernel module does not load and it falls back to nouveau.", gpu.CauseDriverMissing, ""},
+		{"module not load, back to nouveau", "NVIDIA driver/kernel module not load after a fresh install, backing to nouveau driver", gpu.CauseDriverMissing, ""},
+		{"which GPU, asked on Windows", "How do I choose which GPU to train on in Windows? It takes GPU 0 by default but I want to use GPU 1.", gpu.CauseDeviceSelection, ""},
+		{"set the GPU id", "How to assign the GPU for training? The default GPU is 0, but I want to set GPU=1 for another task.", gpu.CauseDeviceSelection, ""},
+		{"WSL: nvidia-smi works, program sees none", "In WSL2 nvidia-smi works and shows my RTX 4090, but the app says GPU: Not detected and runs on the CPU.", gpu.CauseWSLOrContainer, ""},
+		{"WSL2 did not detect the card", "wsl2 didn't detect my rtx 5080: the tool says no GPU, although /usr/lib/wsl/lib/nvidia-smi lists it", gpu.CauseWSLOrContainer, ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)

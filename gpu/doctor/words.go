@@ -94,6 +94,10 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
 	"stays at 0", "falls back", "fell back", "fall back",
+	// A kernel module that does not load; which GPU to train on, asked.
+	"not load", "doesn't load", "does not load", "fails to load", "failed to load", "back to nouveau",
+	"which gpu", "assign gpu", "assign the gpu", "choose the gpu", "select the gpu", "specify the gpu", "set the gpu",
+	"want to use gpu", "want to set gpu", "want to train on gpu",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
