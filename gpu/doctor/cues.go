@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -202,14 +203,21 @@ var (
 // reach it.
 func cueContainerOrWSL(j *judge, r *reading) []cue {
 	f := j.f
-	if !j.noDriverSeen() {
+	if !j.noDriverSeen() && f.Host.WSL == 0 {
 		return nil
 	}
 	var out []cue
-	if f.Host.WSL > 0 {
+	if f.Host.WSL > 0 && j.noDriverSeen() {
 		out = append(out, cue{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL: the GPU comes from the Windows driver, through /usr/lib/wsl/lib"})
 	}
-	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" {
+	if f.Host.WSL > 0 && !j.noDriverSeen() && hasTrouble(f.Paste.Text) != "" {
+		// The Windows driver answers in WSL, yet the program sees no GPU:
+		// WSL has no /dev/nvidia*, no NVIDIA device in lspci and its CUDA
+		// library only in /usr/lib/wsl/lib, where a program that looks the
+		// Linux way does not find it.
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL and nvidia-smi answers there, yet the program sees no GPU: in WSL the CUDA library is only in /usr/lib/wsl/lib (no /dev/nvidia*, no NVIDIA device in lspci), where a program that looks the Linux way does not find it"}}
+	}
+	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" && j.noDriverSeen() {
 		w := 2.5
 		// nvidia-smi answers in the container but without a CUDA version:
 		// the driver's CUDA library did not reach it.
@@ -265,6 +273,10 @@ var (
 		"tensorflow", "tf.", "keras", "tf1", "tf2", "tf 1", "tf 2")
 	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
 		"tensorflow", "tf")
+	// tfPast210RE: the report says its TensorFlow is past the last
+	// release with a GPU build for native Windows (2.10).
+	tfPast210RE = mustCue(`\b(?:after|above|beyond|newer than|later than|past|over) (?:tf ?|tensorflow )?(?:version |v)?2\.10\b|\b2\.10 (?:was|is) the last\b|\b(?:since|from|starting (?:with|from|at)) (?:tf ?|tensorflow )?(?:version |v)?2\.1[1-9]\b`,
+		"2.10", "2.1")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
 	windowsWSLRE = mustCue(`\bwsl\b|\bubuntu\b`)
 )
@@ -288,11 +300,19 @@ func (j *judge) tfVersion(r *reading) string {
 			}
 		}
 	}
-	if m := tfVersionRE.FindStringSubmatch(r.low); m != nil {
-		return m[1]
+	for _, loc := range tfVersionRE.FindAllIndex(r.low, 4) {
+		// A release named as where to go ("switch to tensorflow 2.10",
+		// "downgrade to") is not the one installed.
+		if m := tfVersionRE.Regexp().FindStringSubmatch(r.low[loc[0]:loc[1]]); m != nil && !targetRE.MatchString(r.low[max(0, loc[0]-24):loc[0]]) {
+			return m[1]
+		}
 	}
 	return ""
 }
+
+// targetRE: the words before a version that make it a target, not the
+// installed one.
+var targetRE = regexp.MustCompile(`(?:switch(?:ing)?(?: back)?|downgrad(?:e|ing)|go(?:ing)? back|revert(?:ing)?|roll(?:ing)? back|pin(?:ning)?|move|moving) to (?:the )?$`)
 
 // cueWindowsTensorFlow: TensorFlow on native Windows. From 2.11 it has no
 // GPU build there; up to 2.10 it loads exactly CUDA 11.2 and cuDNN 8.1. So
@@ -301,6 +321,9 @@ func (j *judge) tfVersion(r *reading) string {
 func cueWindowsTensorFlow(j *judge, r *reading) []cue {
 	if !j.windowsSaid(r) || r.quote(tfRE) == "" {
 		return nil
+	}
+	if q := r.quote(tfPast210RE); q != "" {
+		return []cue{{gpu.CauseCPUOnlyBuild, 3.5, said(q) + ": TensorFlow after 2.10 on native Windows has no GPU build"}}
 	}
 	v := j.tfVersion(r)
 	switch {

@@ -214,6 +214,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"set the GPU id", "How to assign the GPU for training? The default GPU is 0, but I want to set GPU=1 for another task.", gpu.CauseDeviceSelection, ""},
 		{"WSL: nvidia-smi works, program sees none", "In WSL2 nvidia-smi works and shows my RTX 4090, but the app says GPU: Not detected and runs on the CPU.", gpu.CauseWSLOrContainer, ""},
 		{"WSL2 did not detect the card", "wsl2 didn't detect my rtx 5080: the tool says no GPU, although /usr/lib/wsl/lib/nvidia-smi lists it", gpu.CauseWSLOrContainer, ""},
+		{"WSL: nvidia-smi's table, program sees none", "Ubuntu 24.04 in WSL2 (5.15.167.4-microsoft-standard-WSL2). The app says: GPU not detected, running on CPU.\n" + smiTable("NVIDIA GeForce RTX 5080", "591.86", "13.1"), gpu.CauseWSLOrContainer, ""},
+		{"TF: switch back to 2.10 asked", "Please switch to tensorflow 2.10.0: on Windows it does not support the GPU after 2.10, so the extension falls back to the CPU", gpu.CauseCPUOnlyBuild, ""},
+		{"TF: 2.10 was the last", "On Windows 11 tensorflow 2.10 was the last with GPU support, mine is newer and my GPU is not found", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)
