@@ -195,6 +195,10 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 var (
 	smiWorksRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
 	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
+	// boxBlindRE: the box itself is said not to see the GPU ("the
+	// container does not detect my RTX 3070", "outside it works").
+	boxBlindRE = mustCue(`\b(?:container|docker|pod|image|devcontainer|wsl2?|vm)\b[^\n]{0,20}\b(?:does not|doesn't|do not|don't|cannot|can't|can not|won't|will not|is not able to|isn't able to|fails to)\b (?:see|detect|find|recogni[sz]e|access|use|get)\b|\boutside (?:of )?(?:it|the container|docker|the devcontainer)\b[^\n]{0,20}\b(?:works?|worked|is fine|fine|ok)\b`,
+		"container", "docker", "pod", "image", "wsl", "vm", "outside")
 	hostOnlyRE = mustCue(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
 )
 
@@ -233,6 +237,8 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		}
 		if r.quote(smiWorksRE) != "" && r.quote(hostOnlyRE) != "" {
 			w, ev = w+1, ev+"; nvidia-smi answers on the host, not inside it"
+		} else if q := r.quote(boxBlindRE); q != "" {
+			w, ev = w+1, ev+`; "`+q+`"`
 		}
 		out = append(out, cue{gpu.CauseWSLOrContainer, w, ev})
 	}
@@ -375,7 +381,11 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 		return append(out, j.cueCUDABuildShown(r, pk, len(out) > 0)...)
 	}
 	if j.windowsSaid(r) {
-		return append(out, cue{gpu.CauseCPUOnlyBuild, 2, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
+		w := 2.0
+		if r.quote(basicDisplayRE) != "" || r.quote(smiFailsRE) != "" || r.quote(noDriverRE) != "" {
+			w = 1 // the layer below is said to fail: that explains torch's symptom as well
+		}
+		return append(out, cue{gpu.CauseCPUOnlyBuild, w, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
 	}
 	return out
 }
@@ -511,13 +521,15 @@ var (
 	// tensorflow-gpu.
 	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
 		"both in", "tensorflow-gpu", "conda")
-	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
-		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "terminal", "console", "command line", "cmd", "jupyter")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|appdata\\roaming\\python|/usr/lib/python3/dist-packages/(?:torch|tensorflow)|\bpython3-(?:torch|tensorflow)\b|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "appdata\\roaming\\python", "dist-packages", "python3-", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "terminal", "console", "command line", "cmd", "jupyter")
 )
 
 var (
-	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
-	cpuTagRE  = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
+	nvLibs11RE = mustCue(`\bnvidia-[a-z-]+-cu11\b`, "-cu11")
+	nvLibs12RE = mustCue(`\bnvidia-[a-z-]+-cu12\b`, "-cu12")
+	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
+	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
 )
 
 // twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
@@ -536,8 +548,8 @@ func twoTagsCues(c, p string) []cue {
 // be uninstalled, one uninstalled that still imports, another version
 // still shown after installing one. That is a second copy elsewhere
 // (another Python, user site-packages, a portable app's own Python).
-var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|could not) (?:uninstall|remove|get rid of)\b|\buninstall(?:ed|ing|s)?\b[^\n]{0,80}\b(?:still|not installed|says (?:it's |it is )?not)\b|\bstill (?:shows?|showing|loads?|loading|imports?|importing|uses?|using|sees?|prints?|reports?)\b[^\n]{0,20}\b(?:(?:the |its |an? )?(?:old|older|previous|other|own|another)\b|v?\d+\.\d+|(?:the )?(?:torch|pytorch|tensorflow)\b[^\n]{0,20}\b(?:in|from)\b)|\binstall(?:ed|s)?\b[^\n]{0,60}\bbut\b[^\n]{0,60}\b(?:i see|it shows|shows|it says|it loads|loads|imports|prints|i get)\b[^\n]{0,20}\b\d+\.\d+\.\d+|\b(?:was |were |is |are )?built for (?:torch|pytorch) ?\d|\bconda list\b[^\n]{0,80}\bpip list\b|\bpip list\b[^\n]{0,80}\bconda list\b|\b(?:global|system) python\b|\bvs ?code (?:runs|uses|is using|picks)\b|\bwrong (?:python|interpreter)\b|\b(?:still|keeps?|keeping) (?:finding|finds|picking up|picks up|getting|gets|loading|importing|using)\b[^\n]{0,12}\b(?:the |an? )?(?:wrong|old|older|previous|other) (?:version|torch|pytorch|tensorflow|copy|install)\b`,
-	"uninstall", "remove", "get rid of", "still", "keep", "but", "built for", "conda list", "global python", "system python", "code runs", "code uses", "code is using", "code picks", "wrong python", "wrong interpreter")
+var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|could not) (?:uninstall|remove|get rid of)\b|\buninstall(?:ed|ing|s)?\b[^\n]{0,80}\b(?:still|not installed|says (?:it's |it is )?not)\b|\bstill (?:shows?|showing|loads?|loading|imports?|importing|uses?|using|sees?|prints?|reports?)\b[^\n]{0,20}\b(?:(?:the |its |an? )?(?:old|older|previous|other|own|another)\b|v?\d+\.\d+|(?:the )?(?:torch|pytorch|tensorflow)\b[^\n]{0,20}\b(?:in|from)\b)|\binstall(?:ed|s)?\b[^\n]{0,60}\bbut\b[^\n]{0,60}\b(?:i see|it shows|shows|it says|it loads|loads|imports|prints|i get)\b[^\n]{0,20}\b\d+\.\d+\.\d+|\b(?:was |were |is |are )?built for (?:torch|pytorch) ?\d|\bconda list\b[^\n]{0,80}\bpip list\b|\bpip list\b[^\n]{0,80}\bconda list\b|\b(?:global|system) python\b|\bvs ?code (?:runs|uses|is using|picks)\b|\bwrong (?:python|interpreter)\b|\bpip (?:show|list|freeze)\b[^\n]{0,60}\b(?:but|while|whereas)\b[^\n]{0,60}(?:__version__|import torch|python -c|in python|prints?|shows?)|\b(?:python|py) ?3\.\d{1,2}\b[^\n]{0,60}\b(?:but|while|whereas)\b[^\n]{0,40}\b(?:python|py) ?3\.\d{1,2}\b|\binstall(?:s|ed)? (?:torch |pytorch |tensorflow |it |them )?(?:in|into|to) (?:another|a different|the wrong|the other)\b|\binstead of (?:my|the) (?:pip|conda|venv|virtualenv)\b|\bimport (?:picks|loads|finds|uses) (?:up )?(?:the )?(?:other|wrong|old)\b|\b(?:still|keeps?|keeping) (?:finding|finds|picking up|picks up|getting|gets|loading|importing|using)\b[^\n]{0,12}\b(?:the |an? )?(?:wrong|old|older|previous|other) (?:version|torch|pytorch|tensorflow|copy|install)\b`,
+	"uninstall", "remove", "get rid of", "still", "keep", "but", "while", "whereas", "another", "a different", "the wrong", "the other", "instead of my", "instead of the", "import picks", "import loads", "import finds", "import uses", "built for", "conda list", "global python", "system python", "code runs", "code uses", "code is using", "code picks", "wrong python", "wrong interpreter")
 
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
 // that runs is not the one that was fixed. A report that shows torch as a
@@ -551,6 +563,9 @@ func cueTwoInstalls(j *judge, r *reading) []cue {
 	if q := r.quote(stuckInstallRE); q != "" {
 		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": an install that does not take is a second copy elsewhere (another Python, the user's site-packages, an app's own Python)"},
 			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the build installed is not the one that runs"}}
+	}
+	if a, b := r.quote(nvLibs11RE), r.quote(nvLibs12RE); a != "" && b != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, said(a) + `; and: "` + b + `": pip's NVIDIA libraries of two CUDA majors side by side (builds of two frameworks or two installs that clash)`}}
 	}
 	q := r.quote(bothInstallsRE)
 	if q == "" {
@@ -661,11 +676,12 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 
 var (
 	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|インストールされていない)|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|インストールされていない)|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
 		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
-	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器`)
-	afterUpdRE     = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
-	oldDriverRE    = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
+		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
+	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
 	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -757,7 +773,7 @@ func cueDriver(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
 	}
 	if q := r.quote(basicDisplayRE); q != "" && !works {
-		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver: the NVIDIA driver is not installed"})
+		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})
 	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
@@ -784,6 +800,10 @@ var (
 	// Portuguese).
 	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)`,
 		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu")
+	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
+	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
+	cpuAskedRE = mustCue(`\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|gpu|cuda|enable_gpu|with_cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b|cuda_visible_devices=-1`,
+		"device", "use_gpu", "use_cuda", "gpu", "cuda", "cuda_visible_devices")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
 		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
@@ -798,6 +818,10 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.quote(cpuAskedRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program is told to use the CPU (or to see no GPU)"},
+			cue{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the CPU was asked for; the build may be right"})
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})

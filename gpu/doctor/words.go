@@ -98,6 +98,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"not load", "doesn't load", "does not load", "fails to load", "failed to load", "back to nouveau",
 	"which gpu", "assign gpu", "assign the gpu", "choose the gpu", "select the gpu", "specify the gpu", "set the gpu",
 	"want to use gpu", "want to set gpu", "want to train on gpu",
+	// An import that finds another copy; a setting that asks for the CPU.
+	"picks the other", "picks the wrong", "loads the wrong", "instead of my", "use_gpu: false", "use_cuda: false", "device: cpu",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
