@@ -198,7 +198,7 @@ var (
 	// boxBlindRE: the box itself is said not to see the GPU ("the
 	// container does not detect my RTX 3070", "outside it works").
 	boxBlindRE = mustCue(`\b(?:container|docker|pod|image|devcontainer|wsl2?|vm)\b[^\n]{0,20}\b(?:does not|doesn't|do not|don't|cannot|can't|can not|won't|will not|is not able to|isn't able to|fails to)\b (?:see|detect|find|recogni[sz]e|access|use|get)\b|\boutside (?:of )?(?:it|the container|docker|the devcontainer)\b[^\n]{0,20}\b(?:works?|worked|is fine|fine|ok)\b`,
-		"container", "docker", "pod", "image", "wsl", "vm", "outside")
+		"not see", "n't see", "not detect", "n't detect", "not find", "n't find", "not recogni", "n't recogni", "not access", "n't access", "not use", "n't use", "not get", "n't get", "able to ", "fails to ", "outside")
 	hostOnlyRE = mustCue(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
 )
 
@@ -802,8 +802,8 @@ var (
 		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
-	cpuAskedRE = mustCue(`\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|gpu|cuda|enable_gpu|with_cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b|cuda_visible_devices=-1`,
-		"device", "use_gpu", "use_cuda", "gpu", "cuda", "cuda_visible_devices")
+	cpuAskedRE = mustCue(`\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|enable_gpu|with_cuda|use-gpu|use-cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b`,
+		"cpu", "use_gpu", "use_cuda", "enable_gpu", "with_cuda", "use-gpu", "use-cuda", "cuda_visible_devices")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
 		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
