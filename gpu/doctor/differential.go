@@ -53,6 +53,9 @@ func (j *judge) runDifferential() {
 		return
 	}
 	trouble := hasTrouble(p.Text)
+	if trouble == "" {
+		trouble = j.troubleSaid()
+	}
 	if !j.thin() {
 		j.alternatives(trouble)
 		return
@@ -80,6 +83,20 @@ func (j *judge) runDifferential() {
 		}
 		j.emitDifferential(r, named, weak, ruledOut)
 	}
+}
+
+// troubleSaid: a problem the report states in words that no trouble word
+// catches ("the script always runs on cuda:0 even though I pass --device
+// 1", "pip installed torch into the other one"): the words of a cue that
+// says something is wrong, quoted.
+func (j *judge) troubleSaid() string {
+	r := j.reading()
+	for _, re := range []*catalog.Pattern{wrongGPURE, stuckInstallRE, cpuAskedRE, boxBlindRE, bothInstallsRE, bothInstalls2RE} {
+		if q := r.quote(re); q != "" {
+			return q
+		}
+	}
+	return ""
 }
 
 // weigh scores every cause: its prior, the cues of the report, the weak

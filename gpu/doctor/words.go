@@ -100,6 +100,10 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"want to use gpu", "want to set gpu", "want to train on gpu",
 	// An import that finds another copy; a setting that asks for the CPU.
 	"picks the other", "picks the wrong", "loads the wrong", "instead of my", "use_gpu: false", "use_cuda: false", "device: cpu",
+	// Nothing where something should be; a GPU or CUDA to get working.
+	"shows nothing", "returns nothing", "prints nothing", "get cuda working", "get the gpu working", "get gpu working",
+	"make cuda work", "make the gpu work", "always runs", "always trains", "always picks", "still trains", "still picks",
+	"did not install", "didn't install", "haven't installed", "gives the cpu one", "is the cpu one",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
