@@ -104,6 +104,13 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"shows nothing", "returns nothing", "prints nothing", "get cuda working", "get the gpu working", "get gpu working",
 	"make cuda work", "make the gpu work", "always runs", "always trains", "always picks", "still trains", "still picks",
 	"did not install", "didn't install", "haven't installed", "gives the cpu one", "is the cpu one",
+	// Not compatible or supported; an empty device list; is_available
+	// False written without its parentheses; another kernel or
+	// environment; the CPU used, in Chinese, spaced.
+	"not compatible", "incompatible", "not supported", "unsupported", "is empty", "returns []", "gives []", "prints []",
+	"empty list", "available false", "is_available false", "only shows cpuexecutionprovider", "only cpuexecutionprovider",
+	"different kernel", "wrong kernel", "another kernel", "different environment", "wrong environment",
+	"是 false", "为 false", "用的cpu", "一直用cpu", "都是cpu", "只能用cpu", "走的cpu",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
