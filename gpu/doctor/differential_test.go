@@ -251,6 +251,11 @@ func TestDifferentialReasons(t *testing.T) {
 		{"驱动 after kernel update, Chinese", "内核更新后nvidia-smi报错，驱动加载不了，pytorch用不了GPU", gpu.CauseDriverMissing, ""},
 		{"driver in Portuguese", "O driver da NVIDIA não está instalado e o torch.cuda.is_available() retorna False", gpu.CauseDriverMissing, ""},
 		{"kubernetes without device plugin", "The pod is scheduled but the NVIDIA device plugin is not installed in the cluster, so no GPU in the pod", gpu.CauseWSLOrContainer, ""},
+		// Hosted notebooks other than Colab: no driver to install there,
+		// the session has no GPU.
+		{"kaggle, no NVIDIA driver", "Kaggle notebook: RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver", gpu.CauseWSLOrContainer, gpu.CauseDriverMissing},
+		{"paperspace, no CUDA GPUs", "Paperspace Gradient notebook: RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"studio lab, not available", "On SageMaker Studio Lab the notebook says CUDA is not available: torch.cuda.is_available() False", gpu.CauseWSLOrContainer, ""},
 		// Every cause in the ways people say it, made up: the CPU used in
 		// Chinese, an empty device list, not compatible, is_available False
 		// without parentheses, another kernel, False in Jupyter and True in
