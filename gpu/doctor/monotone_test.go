@@ -187,6 +187,24 @@ func TestMonotoneEvidence(t *testing.T) {
 			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
 			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
 		}},
+		// Batch V's reasoning (issue 25): a hosted notebook, a setting that
+		// asks for the CPU, two Pythons, WSL where nvidia-smi answers; then
+		// the CUDA build, nvidia-smi or the driver: none gets vaguer or names
+		// a cause the new fact rules out.
+		{"Kaggle notebook: RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver", []addition{
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"The config file has device: cpu, so training runs on the CPU although my RTX 3090 works", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3090", "550.54.14", "12.4"), smiWorks},
+			{"torch build", "torch==2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"pip installs torch into Python 3.12 but my script runs with Python 3.11, so it says cuda False", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 4070", "560.35.03", "12.6"), smiWorks},
+			{"driver in words", "My driver is 560.35.", nil},
+		}},
+		{"wsl2 didn't detect my rtx 5080: the tool says no GPU, although /usr/lib/wsl/lib/nvidia-smi lists it", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 5080", "591.86", "13.1"), smiWorks},
+		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
 			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
