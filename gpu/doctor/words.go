@@ -111,6 +111,11 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"empty list", "available false", "is_available false", "only shows cpuexecutionprovider", "only cpuexecutionprovider",
 	"different kernel", "wrong kernel", "another kernel", "different environment", "wrong environment",
 	"是 false", "为 false", "用的cpu", "一直用cpu", "都是cpu", "只能用cpu", "走的cpu",
+	// More languages: cannot use, not found, does not work (Japanese),
+	// no longer works (German), returns cpu, still the CPU build, is
+	// ignored (Chinese, English), the GPU in Device Manager.
+	"使えません", "見つかりません", "動きません", "できません", "別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
+	"还是cpu", "还是 cpu", "忘了装", "ignored", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
