@@ -172,6 +172,10 @@ var (
 	// chosen.
 	ciRE = mustCue(`\bgithub actions?\b|\bgitlab (?:ci|runners?)\b|\bci runners?\b|\bcircleci\b|\btravis(?: ci)?\b|\bazure pipelines\b|\bbuildkite\b`,
 		"github action", "gitlab", "ci runner", "circleci", "travis", "azure pipelines", "buildkite")
+	// gpuInstanceRE: a cloud GPU instance type by its own name (AWS's
+	// g4dn.xlarge, p3.2xlarge; GCP's a2-highgpu).
+	gpuInstanceRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|gr6|p2|p3|p3dn|p4d|p4de|p5e?)\.(?:\d*xlarge|large|metal)\b|\ba[23]-(?:highgpu|megagpu|ultragpu)\b|\bg2-standard\b`,
+		"g4dn.", "g4ad.", "g5.", "g5g.", "g6.", "g6e.", "gr6.", "p2.", "p3.", "p3dn.", "p4d.", "p4de.", "p5.", "p5e.", "highgpu", "megagpu", "ultragpu", "g2-standard")
 	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
 )
 
@@ -189,6 +193,11 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
 	}
 	q := r.quote(cloudRE)
+	if t := r.quote(gpuInstanceRE); q == "" && t != "" {
+		// A GPU instance type by its name alone (g4dn.xlarge): the GPU is
+		// attached, so its image lacks the driver or has not loaded it.
+		return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+	}
 	if q != "" || r.any("cpu pod", "cpu-only pod", "cpu tier", "cpu basic", "cpu hardware", "cpu runtime", "cpu space", "free cpu") {
 		if t := r.quote(cpuTierRE); t != "" {
 			return []cue{{gpu.CauseWSLOrContainer, 3, said(t) + ": a CPU machine, pod or tier of a hosted service has no GPU attached"}}

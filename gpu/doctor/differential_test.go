@@ -251,6 +251,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"驱动 after kernel update, Chinese", "内核更新后nvidia-smi报错，驱动加载不了，pytorch用不了GPU", gpu.CauseDriverMissing, ""},
 		{"driver in Portuguese", "O driver da NVIDIA não está instalado e o torch.cuda.is_available() retorna False", gpu.CauseDriverMissing, ""},
 		{"kubernetes without device plugin", "The pod is scheduled but the NVIDIA device plugin is not installed in the cluster, so no GPU in the pod", gpu.CauseWSLOrContainer, ""},
+		// A GPU instance type by its name alone: the GPU is attached, the
+		// image's driver is what is missing.
+		{"p3.2xlarge alone", "On my new p3.2xlarge the training fails: torch.cuda.is_available() returns False", gpu.CauseDriverMissing, ""},
+		{"g5.xlarge, no nvidia-smi", "g5.xlarge with Ubuntu 22.04 AMI, nvidia-smi: command not found, the GPU is not used", gpu.CauseDriverMissing, ""},
 		// Issue forms (### Environment, **Describe the bug**), made up.
 		{"issue form 1 (wsl_or_container)", "### Describe the bug\nThe app does not use my GPU.\n### Environment\n- Deployment: docker compose\n- GPU: RTX 4090\n- OS: Ubuntu 22.04\n### Logs\nUsing device: cpu", gpu.CauseWSLOrContainer, ""},
 		{"issue form 2 (wsl_or_container)", "**Describe the bug**\nRunning the official image, inference is slow and the log says CUDA not available.\n**To Reproduce**\ndocker run -p 7860:7860 ghcr.io/foo/bar:latest\n**Desktop**\n- OS: Ubuntu 24.04, RTX 3090", gpu.CauseWSLOrContainer, ""},
