@@ -441,8 +441,15 @@ func (j *judge) cueCUDABuildShown(r *reading, pk gpu.Package, cpuSaid bool) []cu
 	}
 	ev := fmt.Sprintf("torch %s is a %s build, not a CPU-only one", pk.Version, build)
 	out := []cue{{gpu.CauseCPUOnlyBuild, -3, ev}}
-	if pk.CUDA == "" || !j.noDriverSeen() || j.f.Host.WSL > 0 || j.f.Host.Container != "" {
-		return out // a driver that answers, or a box of its own: the cues for those decide
+	if pk.CUDA == "" || j.f.Host.WSL > 0 || j.f.Host.Container != "" {
+		return out // a box of its own: the cues for it decide
+	}
+	if !j.noDriverSeen() {
+		// The build and the driver both right, and the GPU still unused:
+		// the process is kept from it (CUDA_VISIBLE_DEVICES), or another
+		// Python's torch is the one that runs.
+		return append(out, cue{gpu.CauseDeviceSelection, 1, ev + ", and the driver answers: an empty or wrong CUDA_VISIBLE_DEVICES keeps the process from the GPU"},
+			cue{gpu.CauseConflictingInstalls, 1, ev + ", and the driver answers: the Python that runs may have another torch"})
 	}
 	// A CUDA build that does not reach the GPU, the driver not shown: the
 	// layer below it, a driver missing or too old for that CUDA.
@@ -784,7 +791,24 @@ func (j *judge) cueDriverBelowBuild(r *reading) []cue {
 			return []cue{{gpu.CauseDriverTooOld, 3, why + " [compat.yaml]"}}
 		}
 	}
+	if len(wants) > 0 && j.driverShown() {
+		// The driver shown runs every CUDA build named: not too old.
+		return []cue{{gpu.CauseDriverTooOld, -2, fmt.Sprintf("the driver shown (%s, CUDA up to %s) runs the CUDA build named (%s) [compat.yaml]", orUnknown(dv), dc, strings.Join(wants, ", "))}}
+	}
 	return nil
+}
+
+// driverShown: the report shows the driver as a tool prints it (an
+// nvidia-smi table, collect_env, nvidia-smi -q), not in words.
+func (j *judge) driverShown() bool {
+	return j.driverCUDA() != "" || j.driverVersion() != ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "version not shown"
+	}
+	return s
 }
 
 // cueDriver: what the report says of the driver: nvidia-smi failing or

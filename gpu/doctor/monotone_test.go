@@ -205,6 +205,13 @@ func TestMonotoneEvidence(t *testing.T) {
 		{"wsl2 didn't detect my rtx 5080: the tool says no GPU, although /usr/lib/wsl/lib/nvidia-smi lists it", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 5080", "591.86", "13.1"), smiWorks},
 		}},
+		// The words suspect the driver; nvidia-smi then shows one that runs
+		// the CUDA build named: neither a driver too old nor a missing one,
+		// and still a likely cause named (what the build and the driver
+		// leave: the GPU hidden from the process, another install).
+		{"Is my driver too old? I have to update the driver maybe. torch 2.5.1+cu124 and cuda is not available", []addition{
+			{"nvidia-smi, driver 560", smiTable("NVIDIA GeForce RTX 3090", "560.35.03", "12.6"), []gpu.Cause{gpu.CauseDriverTooOld, gpu.CauseDriverMissing}},
+		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
 			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
