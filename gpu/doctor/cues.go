@@ -639,8 +639,14 @@ func (j *judge) archCues(r *reading) []cue {
 			continue
 		}
 		if hasTorch && pk.Version != "(version not shown)" {
-			if c, ok := j.releaseCovers(pk, cc); ok && !c {
+			c, ok := j.releaseCovers(pk, cc)
+			if ok && !c {
 				out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s): no official build of torch %s has kernels for it [compat.yaml]", g.Name, cc, gpu.MajorMinor(pk.Version))})
+				continue
+			}
+			if ok && c && pk.CUDA != "" {
+				// The build shown has kernels for this GPU: not the cause.
+				out = append(out, cue{gpu.CauseArchUnsupported, -2, fmt.Sprintf("%s (compute capability %s): torch %s has kernels for it [compat.yaml]", g.Name, cc, pk.Version)})
 				continue
 			}
 		}

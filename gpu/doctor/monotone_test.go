@@ -212,6 +212,11 @@ func TestMonotoneEvidence(t *testing.T) {
 		{"Is my driver too old? I have to update the driver maybe. torch 2.5.1+cu124 and cuda is not available", []addition{
 			{"nvidia-smi, driver 560", smiTable("NVIDIA GeForce RTX 3090", "560.35.03", "12.6"), []gpu.Cause{gpu.CauseDriverTooOld, gpu.CauseDriverMissing}},
 		}},
+		// A GPU in words that the build named has kernels for: not a GPU
+		// the build lacks.
+		{"My RTX 3060 is not supported by this torch? no kernel image errors and the GPU is not used", []addition{
+			{"torch 2.5.1 built for CUDA 12.4", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseArchUnsupported, gpu.CauseCPUOnlyBuild}},
+		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
 			{"torch", "torch==2.3.1+cu121", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
