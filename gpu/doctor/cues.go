@@ -723,6 +723,13 @@ var (
 	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|見つかりません|見つからない|動かない|使えない)|couldn't communicate with the nvidia driver|no devices were found`)
 	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|入れていない|インストールされていない|インストールしていない)|(?:忘了装|没装|未安装|没安装)(?:显卡|nvidia|n卡)?驱动|\bnomodeset\b|\bllvmpipe\b|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\b(?:haven't|have not|did not|didn't|never|not yet) install(?:ed)? (?:any |the |a |an )?(?:nvidia |gpu |graphics )?drivers?\b|\bno (?:nvidia |gpu |graphics )?drivers? (?:is |are )?installed\b|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
 		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "nomodeset", "llvmpipe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
+	// freshInstallRE: a Linux just installed (a fresh Windows gets a
+	// driver from Windows Update) or a machine just built.
+	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
+		"fresh", "just", "newly", "a new", "重装", "新装")
+	// gpuOffRE: a graphics mode that switches the NVIDIA GPU off.
+	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
+		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off")
 	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
 		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
 	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
@@ -837,6 +844,12 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(basicDisplayRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})
 	}
+	if q := r.quote(freshInstallRE); q != "" && !works && j.noDriverSeen() {
+		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a freshly installed system or new machine has no NVIDIA driver until one is installed"})
+	}
+	if q := r.quote(gpuOffRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q) + ": the graphics mode switches the NVIDIA GPU (and its driver) off"})
+	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
@@ -864,8 +877,8 @@ var (
 		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
-	cpuAskedRE = mustCue(`\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|enable_gpu|with_cuda|use-gpu|use-cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b`,
-		"cpu", "use_gpu", "use_cuda", "enable_gpu", "with_cuda", "use-gpu", "use-cuda", "cuda_visible_devices")
+	cpuAskedRE = mustCue(`\b(?:use_cpu|no_cuda|force_cpu|cpu_only)\s*[:=]\s*(?:true|1|yes)\b|\baccelerator\s*[:=]\s*['"]?cpu\b|['"]use cpu['"] (?:checkbox|option|setting|box)|\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|enable_gpu|with_cuda|use-gpu|use-cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b`,
+		"cpu", "use_gpu", "use_cuda", "enable_gpu", "with_cuda", "use-gpu", "use-cuda", "cuda_visible_devices", "no_cuda")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
 		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")

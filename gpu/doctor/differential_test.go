@@ -251,6 +251,26 @@ func TestDifferentialReasons(t *testing.T) {
 		{"驱动 after kernel update, Chinese", "内核更新后nvidia-smi报错，驱动加载不了，pytorch用不了GPU", gpu.CauseDriverMissing, ""},
 		{"driver in Portuguese", "O driver da NVIDIA não está instalado e o torch.cuda.is_available() retorna False", gpu.CauseDriverMissing, ""},
 		{"kubernetes without device plugin", "The pod is scheduled but the NVIDIA device plugin is not installed in the cluster, so no GPU in the pod", gpu.CauseWSLOrContainer, ""},
+		// A new machine or a fresh Linux, a graphics mode that switches the
+		// NVIDIA GPU off, hosted machines without an accelerator, settings
+		// that ask for the CPU, another interpreter, made up.
+		{"machines and settings 1 (driver_missing)", "I just built a new PC with an RTX 4070 Super and installed Ubuntu; torch says no NVIDIA GPU found", gpu.CauseDriverMissing, ""},
+		{"machines and settings 2 (driver_missing)", "Pop!_OS: after switching to the Intel graphics mode with system76-power, CUDA is not available anymore", gpu.CauseDriverMissing, ""},
+		{"machines and settings 3 (driver_missing)", "The GPU disappeared after suspend/resume, nvidia-smi says No devices were found until I reboot", gpu.CauseDriverMissing, ""},
+		{"machines and settings 4 (driver_missing)", "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804 after a driver update without reboot", gpu.CauseDriverMissing, ""},
+		{"machines and settings 5 (driver_missing)", "cuInit failed: CUDA_ERROR_NO_DEVICE on a fresh Debian 12 install with a GTX 1660", gpu.CauseDriverMissing, ""},
+		{"machines and settings 6 (driver_missing)", "The NVIDIA driver was installed with the .run file, then apt upgraded the kernel and now nothing works", gpu.CauseDriverMissing, ""},
+		{"machines and settings 7 (wsl_or_container)", "Running in GitHub Codespaces: torch.cuda.is_available() is False", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 8 (wsl_or_container)", "I use a Docker image based on python:3.11-slim, run with docker compose up, and torch can't see the GPU", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 9 (wsl_or_container)", "Inside the devcontainer nvidia-smi works but torch says CUDA not available (the image has no CUDA libs)", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 10 (wsl_or_container)", "Our JupyterLab runs in a Kubernetes pod without nvidia.com/gpu requested, so no GPU", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 11 (wsl_or_container)", "The training job on Vertex AI runs on n1-standard-8 without an accelerator and is slow", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 12 (wsl_or_container)", "wsl --list -v shows Ubuntu as version 1, and CUDA is not available in it", gpu.CauseWSLOrContainer, ""},
+		{"machines and settings 13 (device_selection)", "export CUDA_VISIBLE_DEVICES=\"\" was left in my conda activate script and now torch sees no GPU", gpu.CauseDeviceSelection, ""},
+		{"machines and settings 14 (device_selection)", "The accelerate config says distributed_type: NO and use_cpu: true, so training runs on the CPU", gpu.CauseDeviceSelection, ""},
+		{"machines and settings 15 (device_selection)", "Lightning Trainer(accelerator=\"cpu\") was in the example config, the GPU is never used", gpu.CauseDeviceSelection, ""},
+		{"machines and settings 16 (device_selection)", "The web UI has a 'Use CPU' checkbox that was checked, so generation is slow", gpu.CauseDeviceSelection, ""},
+		{"machines and settings 17 (conflicting_installs)", "python -m pip install torch installs fine, but py -3.10 runs a different interpreter without it", gpu.CauseConflictingInstalls, ""},
 		// A GPU instance type by its name alone: the GPU is attached, the
 		// image's driver is what is missing.
 		{"p3.2xlarge alone", "On my new p3.2xlarge the training fails: torch.cuda.is_available() returns False", gpu.CauseDriverMissing, ""},

@@ -46,7 +46,7 @@ var (
 		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
 		// "on the CPU without NVIDIA?": NVIDIA itself, at the end of a
 		// sentence (not its driver, docker or toolkit).
-		catalog.MustPattern(`\bwithout (?:an? |any )?(?:`+nvidiaWord+`) ?(?:[?.!)]|\n|$)`, withoutNVIDIA()...),
+		catalog.MustPattern(`\bwithout (?:an? |any )?(?:`+nvidiaWord+`) ?(?:[?!)]|\.(?:\s|$)|\n|$)`, withoutNVIDIA()...),
 		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
 		// "(no other GPU)", "no discrete GPU", "no dGPU".
