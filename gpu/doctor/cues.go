@@ -193,10 +193,12 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
 	}
 	q := r.quote(cloudRE)
-	if t := r.quote(gpuInstanceRE); q == "" && t != "" {
-		// A GPU instance type by its name alone (g4dn.xlarge): the GPU is
-		// attached, so its image lacks the driver or has not loaded it.
-		return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+	if q == "" {
+		if t := r.quote(gpuInstanceRE); t != "" {
+			// A GPU instance type by its name alone (g4dn.xlarge): the GPU
+			// is attached, so its image lacks the driver or has not loaded it.
+			return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+		}
 	}
 	if q != "" || r.any("cpu pod", "cpu-only pod", "cpu tier", "cpu basic", "cpu hardware", "cpu runtime", "cpu space", "free cpu") {
 		if t := r.quote(cpuTierRE); t != "" {
