@@ -588,6 +588,10 @@ var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|cou
 // reverse order): two Pythons, the notebook's kernel being the other.
 var jupyterVsShellRE = mustCue(`\bjupyter\b[^\n]{0,60}\bfalse\b[^\n]{0,60}(?:terminal|command line|console|\bcmd\b|命令行|终端)[^\n]{0,20}\btrue\b|(?:terminal|command line|console|\bcmd\b|命令行|终端)[^\n]{0,60}\btrue\b[^\n]{0,60}\bjupyter\b[^\n]{0,30}\bfalse\b`, "jupyter")
 
+// triedCUDARE: the report installed (or reinstalled) a CUDA build and
+// the GPU is still unused.
+var triedCUDARE = mustCue(`\b(?:re-?install(?:ed|ing)?|install(?:ed|ing)?)\b[^\n]{0,60}(?:\bcu1[0-3]\d\b|\bcuda ?1[0-3](?:\.\d)?\b|whl/cu|\bcuda (?:build|version)\b)[^\n]{0,100}\bstill\b`, "still")
+
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
 // that runs is not the one that was fixed. A report that shows torch as a
 // CUDA build in one place and as +cpu in another has two of them.
@@ -596,6 +600,13 @@ func cueTwoInstalls(j *judge, r *reading) []cue {
 		if c := r.quote(cudaTagRE); c != "" {
 			return twoTagsCues(c, p)
 		}
+	}
+	if q := r.quote(triedCUDARE); q != "" {
+		// The CUDA build installed (again), the GPU still unused: the build
+		// that runs is another one, or the driver below it cannot run it.
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, said(q) + ": a CUDA build installed that changes nothing is most often another install that is the one running"},
+			{gpu.CauseDriverTooOld, 1, said(q) + ": or the driver cannot run the CUDA of the build installed"},
+			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the CUDA build was installed"}}
 	}
 	if q := r.quote(stuckInstallRE); q != "" {
 		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": an install that does not take is a second copy elsewhere (another Python, the user's site-packages, an app's own Python)"},

@@ -251,6 +251,12 @@ func TestDifferentialReasons(t *testing.T) {
 		{"驱动 after kernel update, Chinese", "内核更新后nvidia-smi报错，驱动加载不了，pytorch用不了GPU", gpu.CauseDriverMissing, ""},
 		{"driver in Portuguese", "O driver da NVIDIA não está instalado e o torch.cuda.is_available() retorna False", gpu.CauseDriverMissing, ""},
 		{"kubernetes without device plugin", "The pod is scheduled but the NVIDIA device plugin is not installed in the cluster, so no GPU in the pod", gpu.CauseWSLOrContainer, ""},
+		// What was tried: a CUDA build installed (again) and the GPU still
+		// unused is most often another install running; the driver and the
+		// CPU build stay among the three.
+		{"reinstalled cu121, still False", "I already reinstalled torch with cu121 from the PyTorch index, but torch.cuda.is_available() still returns False", gpu.CauseConflictingInstalls, gpu.CauseDriverTooOld},
+		{"reinstalled with CUDA 12.1 three times", "Reinstalled pytorch with CUDA 12.1 three times, it still says CUDA not available", gpu.CauseConflictingInstalls, gpu.CauseDriverTooOld},
+		{"after the cu124 index, still the CPU", "Even after pip install torch --index-url https://download.pytorch.org/whl/cu124 it still uses the CPU", gpu.CauseConflictingInstalls, gpu.CauseCPUOnlyBuild},
 		// A new machine or a fresh Linux, a graphics mode that switches the
 		// NVIDIA GPU off, hosted machines without an accelerator, settings
 		// that ask for the CPU, another interpreter, made up.
