@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -160,10 +161,21 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 
 var (
 	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
-	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
 		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
+	// cpuTierRE: a hosted or cloud machine said in words to be a CPU one
+	// (a CPU pod, instance, tier, the free CPU hardware).
+	cpuTierRE = mustCue(`\bcpu[- ](?:only )?(?:pod|pods|instance|instances|vm|node|runtime|tier|plan|basic|hardware|space)\b|\bfree cpu\b`, "cpu")
+	// ciRE: a hosted CI runner, which has no GPU unless a GPU runner is
+	// chosen.
+	ciRE = mustCue(`\bgithub actions?\b|\bgitlab (?:ci|runners?)\b|\bci runners?\b|\bcircleci\b|\btravis(?: ci)?\b|\bazure pipelines\b|\bbuildkite\b`,
+		"github action", "gitlab", "ci runner", "circleci", "travis", "azure pipelines", "buildkite")
+	// gpuInstanceRE: a cloud GPU instance type by its own name (AWS's
+	// g4dn.xlarge, p3.2xlarge; GCP's a2-highgpu).
+	gpuInstanceRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|gr6|p2|p3|p3dn|p4d|p4de|p5e?)\.(?:\d*xlarge|large|metal)\b|\ba[23]-(?:highgpu|megagpu|ultragpu)\b|\bg2-standard\b`,
+		"g4dn.", "g4ad.", "g5.", "g5g.", "g6.", "g6e.", "gr6.", "p2.", "p3.", "p3dn.", "p4d.", "p4de.", "p5.", "p5e.", "highgpu", "megagpu", "ultragpu", "g2-standard")
 	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
 )
 
@@ -177,7 +189,22 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	if q := r.quote(hostedRE); q != "" || j.f.Host.Container == "colab" || j.f.Host.Container == "hosted" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted notebook gets a GPU only when its runtime or session asks for one (Colab: Runtime → Change runtime type → GPU; Kaggle: Settings → Accelerator)"}}
 	}
+	if q := r.quote(ciRE); q != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
+	}
 	q := r.quote(cloudRE)
+	if q == "" {
+		if t := r.quote(gpuInstanceRE); t != "" {
+			// A GPU instance type by its name alone (g4dn.xlarge): the GPU
+			// is attached, so its image lacks the driver or has not loaded it.
+			return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+		}
+	}
+	if q != "" || r.any("cpu pod", "cpu-only pod", "cpu tier", "cpu basic", "cpu hardware", "cpu runtime", "cpu space", "free cpu") {
+		if t := r.quote(cpuTierRE); t != "" {
+			return []cue{{gpu.CauseWSLOrContainer, 3, said(t) + ": a CPU machine, pod or tier of a hosted service has no GPU attached"}}
+		}
+	}
 	if q == "" {
 		return nil
 	}
@@ -194,6 +221,10 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 var (
 	smiWorksRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
 	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
+	// boxBlindRE: the box itself is said not to see the GPU ("the
+	// container does not detect my RTX 3070", "outside it works").
+	boxBlindRE = mustCue(`\b(?:container|docker|pod|image|devcontainer|wsl2?|vm)\b[^\n]{0,20}\b(?:does not|doesn't|do not|don't|cannot|can't|can not|won't|will not|is not able to|isn't able to|fails to)\b (?:see|detect|find|recogni[sz]e|access|use|get)\b|\boutside (?:of )?(?:it|the container|docker|the devcontainer)\b[^\n]{0,20}\b(?:works?|worked|is fine|fine|ok)\b`,
+		"not see", "n't see", "not detect", "n't detect", "not find", "n't find", "not recogni", "n't recogni", "not access", "n't access", "not use", "n't use", "not get", "n't get", "able to ", "fails to ", "outside")
 	hostOnlyRE = mustCue(`(?:on|in) the host\b|\bhost (?:machine|system)\b|宿主机|主机上`)
 )
 
@@ -202,14 +233,21 @@ var (
 // reach it.
 func cueContainerOrWSL(j *judge, r *reading) []cue {
 	f := j.f
-	if !j.noDriverSeen() {
+	if !j.noDriverSeen() && f.Host.WSL == 0 {
 		return nil
 	}
 	var out []cue
-	if f.Host.WSL > 0 {
+	if f.Host.WSL > 0 && j.noDriverSeen() {
 		out = append(out, cue{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL: the GPU comes from the Windows driver, through /usr/lib/wsl/lib"})
 	}
-	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" {
+	if f.Host.WSL > 0 && !j.noDriverSeen() && hasTrouble(f.Paste.Text) != "" {
+		// The Windows driver answers in WSL, yet the program sees no GPU:
+		// WSL has no /dev/nvidia*, no NVIDIA device in lspci and its CUDA
+		// library only in /usr/lib/wsl/lib, where a program that looks the
+		// Linux way does not find it.
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL and nvidia-smi answers there, yet the program sees no GPU: in WSL the CUDA library is only in /usr/lib/wsl/lib (no /dev/nvidia*, no NVIDIA device in lspci), where a program that looks the Linux way does not find it"}}
+	}
+	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" && j.noDriverSeen() {
 		w := 2.5
 		// nvidia-smi answers in the container but without a CUDA version:
 		// the driver's CUDA library did not reach it.
@@ -225,6 +263,8 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		}
 		if r.quote(smiWorksRE) != "" && r.quote(hostOnlyRE) != "" {
 			w, ev = w+1, ev+"; nvidia-smi answers on the host, not inside it"
+		} else if q := r.quote(boxBlindRE); q != "" {
+			w, ev = w+1, ev+`; "`+q+`"`
 		}
 		out = append(out, cue{gpu.CauseWSLOrContainer, w, ev})
 	}
@@ -265,6 +305,10 @@ var (
 		"tensorflow", "tf.", "keras", "tf1", "tf2", "tf 1", "tf 2")
 	tfVersionRE = mustCue(`\b(?:tensorflow|tf)(?:-gpu)?\s*(?:==|version\s*:?|v)?\s*(2\.\d{1,2}|1\.\d{1,2})\b`,
 		"tensorflow", "tf")
+	// tfPast210RE: the report says its TensorFlow is past the last
+	// release with a GPU build for native Windows (2.10).
+	tfPast210RE = mustCue(`\b(?:after|above|beyond|newer than|later than|past|over) (?:tf ?|tensorflow )?(?:version |v)?2\.10\b|\b2\.10 (?:was|is) the last\b|\b(?:since|from|starting (?:with|from|at)) (?:tf ?|tensorflow )?(?:version |v)?2\.1[1-9]\b`,
+		"2.10", "2.1")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
 	windowsWSLRE = mustCue(`\bwsl\b|\bubuntu\b`)
 )
@@ -288,11 +332,19 @@ func (j *judge) tfVersion(r *reading) string {
 			}
 		}
 	}
-	if m := tfVersionRE.FindStringSubmatch(r.low); m != nil {
-		return m[1]
+	for _, loc := range tfVersionRE.FindAllIndex(r.low, 4) {
+		// A release named as where to go ("switch to tensorflow 2.10",
+		// "downgrade to") is not the one installed.
+		if m := tfVersionRE.Regexp().FindStringSubmatch(r.low[loc[0]:loc[1]]); m != nil && !targetRE.MatchString(r.low[max(0, loc[0]-24):loc[0]]) {
+			return m[1]
+		}
 	}
 	return ""
 }
+
+// targetRE: the words before a version that make it a target, not the
+// installed one.
+var targetRE = regexp.MustCompile(`(?:switch(?:ing)?(?: back)?|downgrad(?:e|ing)|go(?:ing)? back|revert(?:ing)?|roll(?:ing)? back|pin(?:ning)?|move|moving) to (?:the )?$`)
 
 // cueWindowsTensorFlow: TensorFlow on native Windows. From 2.11 it has no
 // GPU build there; up to 2.10 it loads exactly CUDA 11.2 and cuDNN 8.1. So
@@ -301,6 +353,9 @@ func (j *judge) tfVersion(r *reading) string {
 func cueWindowsTensorFlow(j *judge, r *reading) []cue {
 	if !j.windowsSaid(r) || r.quote(tfRE) == "" {
 		return nil
+	}
+	if q := r.quote(tfPast210RE); q != "" {
+		return []cue{{gpu.CauseCPUOnlyBuild, 3.5, said(q) + ": TensorFlow after 2.10 on native Windows has no GPU build"}}
 	}
 	v := j.tfVersion(r)
 	switch {
@@ -329,7 +384,7 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu版本|cpu版|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu ?版(?:本)?|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
 		"cpu", "torch.version.cuda", "with no cuda", "without cuda support")
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
@@ -349,12 +404,85 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 	}
 	pk, has := j.reportTorch()
 	if has && (pk.CUDA != "" || pk.ROCm != "") {
-		return out
+		return append(out, j.cueCUDABuildShown(r, pk, len(out) > 0)...)
 	}
 	if j.windowsSaid(r) {
-		return append(out, cue{gpu.CauseCPUOnlyBuild, 2, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
+		w := 2.0
+		if r.quote(basicDisplayRE) != "" || r.quote(smiFailsRE) != "" || r.quote(noDriverRE) != "" {
+			w = 1 // the layer below is said to fail: that explains torch's symptom as well
+		}
+		return append(out, cue{gpu.CauseCPUOnlyBuild, w, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
 	}
 	return out
+}
+
+// cueCUDABuildShown: torch shown as a CUDA (or ROCm) build contradicts a
+// CPU-only build, unless the report also shows a CPU build somewhere (a
+// +cpu tag, the words, "not compiled with CUDA", a CPU package of another
+// framework): then the CUDA tag may be what was asked for, not what runs
+// (two installs, or the other framework's CPU package), and the cues for
+// those decide. The words and the weak "runs on the CPU" text still speak
+// for a CPU build; this weighs against them, so that the causes the
+// facts leave open come first.
+func (j *judge) cueCUDABuildShown(r *reading, pk gpu.Package, cpuSaid bool) []cue {
+	if cpuSaid || pk.CPUOnly || r.quote(cpuTagRE) != "" || r.quote(tfRE) != "" || r.quote(paddleRE) != "" ||
+		r.quote(jaxRE) != "" || r.quote(ortRE) != "" {
+		return nil
+	}
+	for _, h := range j.f.Paste.Signatures {
+		if h.Cause == gpu.CauseCPUOnlyBuild && h.Strength > catalog.Weak {
+			return nil
+		}
+	}
+	if !j.torchShownInstalled() {
+		return nil
+	}
+	build := "CUDA " + pk.CUDA
+	if pk.CUDA == "" {
+		build = "ROCm " + pk.ROCm
+	}
+	ev := fmt.Sprintf("torch %s is a %s build, not a CPU-only one", pk.Version, build)
+	out := []cue{{gpu.CauseCPUOnlyBuild, -3, ev}}
+	if pk.CUDA == "" || j.f.Host.WSL > 0 || j.f.Host.Container != "" {
+		return out // a box of its own: the cues for it decide
+	}
+	if !j.noDriverSeen() {
+		// The build and the driver both right, and the GPU still unused:
+		// the process is kept from it (CUDA_VISIBLE_DEVICES), or another
+		// Python's torch is the one that runs.
+		return append(out, cue{gpu.CauseDeviceSelection, 1, ev + ", and the driver answers: an empty or wrong CUDA_VISIBLE_DEVICES keeps the process from the GPU"},
+			cue{gpu.CauseConflictingInstalls, 1, ev + ", and the driver answers: the Python that runs may have another torch"})
+	}
+	// A CUDA build that does not reach the GPU, the driver not shown: the
+	// layer below it, a driver missing or too old for that CUDA.
+	floor := j.m.FamilyFloor(gpu.MustVersion(pk.CUDA).Major(), j.windows())
+	old := ev + ": the driver below it decides whether it reaches the GPU"
+	if floor != "" {
+		old = fmt.Sprintf("%s: CUDA %s builds need driver ≥ %s, and the report does not show the driver", ev, pk.CUDA, floor)
+	}
+	return append(out, cue{gpu.CauseDriverMissing, 1, ev + ": with the build right, a driver that is missing or not loaded leaves the GPU unused"},
+		cue{gpu.CauseDriverTooOld, 1, old})
+}
+
+// requestRE: a line that asks for a build (an install command, a
+// requirement, pip's answer to one) rather than showing the one that runs.
+var requestRE = mustCue(`\b(?:pip3?|uv pip|conda|mamba|poetry|uvx|pipenv) (?:install|add)\b|\buvx\b|--with\b|--(?:extra-)?index-url\b|-f https?://|\brequirements[\w.-]*\.txt\b|no matching distribution|could not find a version|\b(?:tried|try|trying) to install\b|删掉|删除|改成`,
+	"install", "add", "uvx", "--with", "index-url", "-f http", "requirements", "no matching distribution", "could not find a version", "删掉", "删除", "改成")
+
+// torchShownInstalled: one of the report's lines that show torch's
+// version shows the one installed or running (pip list, collect_env,
+// torch.__version__, a bare version line), not only a build asked for.
+func (j *judge) torchShownInstalled() bool {
+	qs := j.f.Paste.Quotes["torch"]
+	if len(qs) == 0 {
+		return true // from a conda list or the like: what is installed
+	}
+	for _, q := range qs {
+		if !requestRE.MatchString(asciiLower(q)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cueCUDARan: the report shows CUDA's own errors (no GPU found, the
@@ -418,21 +546,23 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 }
 
 var (
-	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S* and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
+	bothInstallsRE = mustCue(`\b(?:tensorflow|torch|pytorch|paddle\w*|onnxruntime)\b[^\n]{0,40}\b(?:along ?side|along with|beside|next to|together with|on top of)\b[^\n]{0,30}(?:tensorflow-gpu|onnxruntime-gpu|paddlepaddle-gpu|gpu (?:version|package|build))|\bboth (?:the )?(?:tensorflow|torch|pytorch|onnxruntime|paddlepaddle|paddle|jax|jaxlib|cuda)\S*(?: v?\d+(?:\.\d+)*\S*)? and\b|\btwo (?:versions|copies|installations|installs) of\b|\binstalled twice\b|\bmultiple (?:versions|installations|installs|copies) of (?:torch|pytorch|tensorflow|cuda)\b|\b(?:cpu|gpu) (?:version|package|build) (?:and|alongside|beside|together with) (?:the )?(?:gpu|cpu) (?:version|package|build)|两个版本|多个版本|同时安装`,
 		"along", "beside", "next to", "together with", "on top of", "both", "two ", "twice", "multiple", "and the gpu", "and gpu", "and the cpu", "and cpu", "两个版本", "多个版本", "同时安装")
 	// bothInstalls2RE: more ways to say two installs, apart so that their
 	// needles (rarer than "install" or "tensorflow") keep them off most
 	// text: pip and conda installs, two in site-packages, tensorflow beside
 	// tensorflow-gpu.
-	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
-		"both in", "tensorflow-gpu", "conda")
-	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|\bsys\.executable\b|\bwhich python\b|另一个环境`,
-		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "terminal", "console", "command line", "cmd", "jupyter")
+	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\b(?:torch|pytorch|tensorflow)\b[^\n]{0,10}\bin both\b|二重に|装到了?另一个|装在了?另一个|\binstala[^\n]{0,30}\ben (?:la |el )?otr[oa]\b|\bconda install\b[^\n]{0,80}\bpip install\b|\bpip install\b[^\n]{0,80}\bconda install\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
+		"both in", "in both", "tensorflow-gpu", "conda", "二重に", "另一个", "instala")
+	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bpython ?3\.\d{1,2}\b[^\n]{0,60}\band (?:a |the )?python ?3\.\d{1,2}\b|\b(?:microsoft|windows) store python\b|\bdos versiones de python\b|\bduas versões do python\b|\bzwei python|两个 ?python|~/\.local\b|\bpython (?:from|of) the (?:microsoft|windows) store\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|appdata\\roaming\\python|/usr/lib/python3/dist-packages/(?:torch|tensorflow)|\bpython3-(?:torch|tensorflow)\b|\bsys\.executable\b|\bwhich python\b|另一个环境`,
+		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "appdata\\roaming\\python", "dist-packages", "python3-", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "and python", "and a python", "and the python", "store python", "the microsoft store", "the windows store", "dos versiones", "duas versões", "zwei python", "两个", "~/.local", "terminal", "console", "command line", "cmd", "jupyter")
 )
 
 var (
-	cudaTagRE = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
-	cpuTagRE  = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
+	nvLibs11RE = mustCue(`\bnvidia-[a-z-]+-cu11\b`, "-cu11")
+	nvLibs12RE = mustCue(`\bnvidia-[a-z-]+-cu12\b`, "-cu12")
+	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
+	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
 )
 
 // twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
@@ -451,8 +581,16 @@ func twoTagsCues(c, p string) []cue {
 // be uninstalled, one uninstalled that still imports, another version
 // still shown after installing one. That is a second copy elsewhere
 // (another Python, user site-packages, a portable app's own Python).
-var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|could not) (?:uninstall|remove|get rid of)\b|\buninstall(?:ed|ing|s)?\b[^\n]{0,80}\b(?:still|not installed|says (?:it's |it is )?not)\b|\bstill (?:shows?|showing|loads?|loading|imports?|importing|uses?|using|sees?|prints?|reports?)\b[^\n]{0,20}\b(?:(?:the |its |an? )?(?:old|older|previous|other|own|another)\b|v?\d+\.\d+|(?:the )?(?:torch|pytorch|tensorflow)\b[^\n]{0,20}\b(?:in|from)\b)|\binstall(?:ed|s)?\b[^\n]{0,60}\bbut\b[^\n]{0,60}\b(?:i see|it shows|shows|it says|it loads|loads|imports|prints|i get)\b[^\n]{0,20}\b\d+\.\d+\.\d+|\b(?:was |were |is |are )?built for (?:torch|pytorch) ?\d|\bconda list\b[^\n]{0,80}\bpip list\b|\bpip list\b[^\n]{0,80}\bconda list\b|\b(?:global|system) python\b|\bvs ?code (?:runs|uses|is using|picks)\b|\bwrong (?:python|interpreter)\b`,
-	"uninstall", "remove", "get rid of", "still", "but", "built for", "conda list", "global python", "system python", "code runs", "code uses", "code is using", "code picks", "wrong python", "wrong interpreter")
+var stuckInstallRE = mustCue(`\b(?:can'?t|cannot|can not|unable to|couldn'?t|could not) (?:uninstall|remove|get rid of)\b|\buninstall(?:ed|ing|s)?\b[^\n]{0,80}\b(?:still|not installed|says (?:it's |it is )?not)\b|\bstill (?:shows?|showing|loads?|loading|imports?|importing|uses?|using|sees?|prints?|reports?)\b[^\n]{0,20}\b(?:(?:the |its |an? )?(?:old|older|previous|other|own|another)\b|v?\d+\.\d+|(?:the )?(?:torch|pytorch|tensorflow)\b[^\n]{0,20}\b(?:in|from)\b)|\binstall(?:ed|s)?\b[^\n]{0,60}\bbut\b[^\n]{0,60}\b(?:i see|it shows|shows|it says|it loads|loads|imports|prints|i get)\b[^\n]{0,20}\b\d+\.\d+\.\d+|\b(?:was |were |is |are )?built for (?:torch|pytorch) ?\d|\bconda list\b[^\n]{0,80}\bpip list\b|\bpip list\b[^\n]{0,80}\bconda list\b|\b(?:global|system) python\b|\bvs ?code (?:runs|uses|is using|picks)\b|\bwrong (?:python|interpreter)\b|\bpip (?:show|list|freeze)\b[^\n]{0,60}\b(?:but|while|whereas)\b[^\n]{0,60}(?:__version__|import torch|python -c|in python|prints?|shows?)|\b(?:python|py) ?3\.\d{1,2}\b[^\n]{0,60}\b(?:but|while|whereas)\b[^\n]{0,40}\b(?:python|py) ?3\.\d{1,2}\b|\binstall(?:s|ed)? (?:torch |pytorch |tensorflow |it |them )?(?:in|into|to) (?:another|a different|the wrong|the other)\b|\binstead of (?:my|the) (?:pip|conda|venv|virtualenv)\b|\bimports? (?:picks|loads|finds|uses|gets) (?:up )?(?:the )?(?:other|wrong|old)\b|\bimports? (?:the )?(?:other|wrong|old|older)\b|\b(?:still|keeps?|keeping) (?:finding|finds|picking up|picks up|getting|gets|loading|importing|using)\b[^\n]{0,12}\b(?:the |an? )?(?:wrong|old|older|previous|other) (?:version|torch|pytorch|tensorflow|copy|install)\b`,
+	"uninstall", "remove", "get rid of", "still", "keep", "but", "while", "whereas", "another", "a different", "the wrong", "the other", "instead of my", "instead of the", "import", "built for", "conda list", "global python", "system python", "code runs", "code uses", "code is using", "code picks", "wrong python", "wrong interpreter")
+
+// jupyterVsShellRE: False in Jupyter and True in a terminal (or the
+// reverse order): two Pythons, the notebook's kernel being the other.
+var jupyterVsShellRE = mustCue(`\bjupyter\b[^\n]{0,60}\bfalse\b[^\n]{0,60}(?:terminal|command line|console|\bcmd\b|命令行|终端)[^\n]{0,20}\btrue\b|(?:terminal|command line|console|\bcmd\b|命令行|终端)[^\n]{0,60}\btrue\b[^\n]{0,60}\bjupyter\b[^\n]{0,30}\bfalse\b`, "jupyter")
+
+// triedCUDARE: the report installed (or reinstalled) a CUDA build and
+// the GPU is still unused.
+var triedCUDARE = mustCue(`\b(?:re-?install(?:ed|ing)?|install(?:ed|ing)?)\b[^\n]{0,60}(?:\bcu1[0-3]\d\b|\bcuda ?1[0-3](?:\.\d)?\b|whl/cu|\bcuda (?:build|version)\b)[^\n]{0,100}\bstill\b`, "still")
 
 // cueTwoInstalls: two installs of a framework or two Pythons: the one
 // that runs is not the one that was fixed. A report that shows torch as a
@@ -463,16 +601,30 @@ func cueTwoInstalls(j *judge, r *reading) []cue {
 			return twoTagsCues(c, p)
 		}
 	}
+	if q := r.quote(triedCUDARE); q != "" {
+		// The CUDA build installed (again), the GPU still unused: the build
+		// that runs is another one, or the driver below it cannot run it.
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, said(q) + ": a CUDA build installed that changes nothing is most often another install that is the one running"},
+			{gpu.CauseDriverTooOld, 1, said(q) + ": or the driver cannot run the CUDA of the build installed"},
+			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the CUDA build was installed"}}
+	}
 	if q := r.quote(stuckInstallRE); q != "" {
 		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": an install that does not take is a second copy elsewhere (another Python, the user's site-packages, an app's own Python)"},
 			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the build installed is not the one that runs"}}
+	}
+	if a, b := r.quote(nvLibs11RE), r.quote(nvLibs12RE); a != "" && b != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, said(a) + `; and: "` + b + `": pip's NVIDIA libraries of two CUDA majors side by side (builds of two frameworks or two installs that clash)`}}
 	}
 	q := r.quote(bothInstallsRE)
 	if q == "" {
 		q = r.quote(bothInstalls2RE)
 	}
 	if q != "" {
-		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": with two builds installed side by side, the CPU one often wins the import"}}
+		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": with two builds installed side by side, the CPU one often wins the import"},
+			{gpu.CauseCPUOnlyBuild, -1, said(q) + ": a CPU build that runs beside another install is the other install's symptom"}}
+	}
+	if q := r.quote(jupyterVsShellRE); q != "" {
+		return []cue{{gpu.CauseConflictingInstalls, 3, said(q) + ": the notebook's kernel is another Python than the terminal's"}}
 	}
 	if q := r.quote(otherEnvRE); q != "" {
 		return []cue{{gpu.CauseConflictingInstalls, 2, said(q) + ": with two environments, the one that runs is often not the one with the CUDA build"}}
@@ -500,8 +652,14 @@ func (j *judge) archCues(r *reading) []cue {
 			continue
 		}
 		if hasTorch && pk.Version != "(version not shown)" {
-			if c, ok := j.releaseCovers(pk, cc); ok && !c {
+			c, ok := j.releaseCovers(pk, cc)
+			if ok && !c {
 				out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s): no official build of torch %s has kernels for it [compat.yaml]", g.Name, cc, gpu.MajorMinor(pk.Version))})
+				continue
+			}
+			if ok && c && pk.CUDA != "" {
+				// The build shown has kernels for this GPU: not the cause.
+				out = append(out, cue{gpu.CauseArchUnsupported, -2, fmt.Sprintf("%s (compute capability %s): torch %s has kernels for it [compat.yaml]", g.Name, cc, pk.Version)})
 				continue
 			}
 		}
@@ -575,12 +733,20 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|インストールされていない)|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\bhaven't installed (?:the |any )?(?:nvidia )?driver|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
-		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "驱动", "没有", "module not loaded", "module is not loaded", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
-	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器`)
-	afterUpdRE     = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
-	oldDriverRE    = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|見つかりません|見つからない|動かない|使えない)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|入れていない|インストールされていない|インストールしていない)|(?:忘了装|没装|未安装|没安装)(?:显卡|nvidia|n卡)?驱动|\bnomodeset\b|\bllvmpipe\b|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\b(?:haven't|have not|did not|didn't|never|not yet) install(?:ed)? (?:any |the |a |an )?(?:nvidia |gpu |graphics )?drivers?\b|\bno (?:nvidia |gpu |graphics )?drivers? (?:is |are )?installed\b|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "nomodeset", "llvmpipe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
+	// freshInstallRE: a Linux just installed (a fresh Windows gets a
+	// driver from Windows Update) or a machine just built.
+	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
+		"fresh", "just", "newly", "a new", "重装", "新装")
+	// gpuOffRE: a graphics mode that switches the NVIDIA GPU off.
+	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
+		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off")
+	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
+		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
+	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
 	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -651,7 +817,24 @@ func (j *judge) cueDriverBelowBuild(r *reading) []cue {
 			return []cue{{gpu.CauseDriverTooOld, 3, why + " [compat.yaml]"}}
 		}
 	}
+	if len(wants) > 0 && j.driverShown() {
+		// The driver shown runs every CUDA build named: not too old.
+		return []cue{{gpu.CauseDriverTooOld, -2, fmt.Sprintf("the driver shown (%s, CUDA up to %s) runs the CUDA build named (%s) [compat.yaml]", orUnknown(dv), dc, strings.Join(wants, ", "))}}
+	}
 	return nil
+}
+
+// driverShown: the report shows the driver as a tool prints it (an
+// nvidia-smi table, collect_env, nvidia-smi -q), not in words.
+func (j *judge) driverShown() bool {
+	return j.driverCUDA() != "" || j.driverVersion() != ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "version not shown"
+	}
+	return s
 }
 
 // cueDriver: what the report says of the driver: nvidia-smi failing or
@@ -672,7 +855,13 @@ func cueDriver(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
 	}
 	if q := r.quote(basicDisplayRE); q != "" && !works {
-		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver: the NVIDIA driver is not installed"})
+		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})
+	}
+	if q := r.quote(freshInstallRE); q != "" && !works && j.noDriverSeen() {
+		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a freshly installed system or new machine has no NVIDIA driver until one is installed"})
+	}
+	if q := r.quote(gpuOffRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q) + ": the graphics mode switches the NVIDIA GPU (and its driver) off"})
 	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
@@ -697,8 +886,12 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)`,
-		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu")
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices)|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b`,
+		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
+	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
+	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
+	cpuAskedRE = mustCue(`\b(?:use_cpu|no_cuda|force_cpu|cpu_only)\s*[:=]\s*(?:true|1|yes)\b|\baccelerator\s*[:=]\s*['"]?cpu\b|['"]use cpu['"] (?:checkbox|option|setting|box)|\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|enable_gpu|with_cuda|use-gpu|use-cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b`,
+		"cpu", "use_gpu", "use_cuda", "enable_gpu", "with_cuda", "use-gpu", "use-cuda", "cuda_visible_devices", "no_cuda")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
 		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
@@ -713,6 +906,10 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.quote(cpuAskedRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program is told to use the CPU (or to see no GPU)"},
+			cue{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the CPU was asked for; the build may be right"})
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})

@@ -53,6 +53,9 @@ func (j *judge) runDifferential() {
 		return
 	}
 	trouble := hasTrouble(p.Text)
+	if trouble == "" {
+		trouble = j.troubleSaid()
+	}
 	if !j.thin() {
 		j.alternatives(trouble)
 		return
@@ -74,8 +77,26 @@ func (j *judge) runDifferential() {
 		named = append(named, l)
 	}
 	if len(named) > 0 {
-		j.emitDifferential(r, named, weak)
+		ruledOut := map[gpu.Cause]bool{}
+		for _, l := range ranked {
+			ruledOut[l.cause] = l.score < 0
+		}
+		j.emitDifferential(r, named, weak, ruledOut)
 	}
+}
+
+// troubleSaid: a problem the report states in words that no trouble word
+// catches ("the script always runs on cuda:0 even though I pass --device
+// 1", "pip installed torch into the other one"): the words of a cue that
+// says something is wrong, quoted.
+func (j *judge) troubleSaid() string {
+	r := j.reading()
+	for _, re := range []*catalog.Pattern{wrongGPURE, stuckInstallRE, cpuAskedRE, boxBlindRE, bothInstallsRE, bothInstalls2RE} {
+		if q := r.quote(re); q != "" {
+			return q
+		}
+	}
+	return ""
 }
 
 // weigh scores every cause: its prior, the cues of the report, the weak
@@ -237,8 +258,10 @@ func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
 
 // emitDifferential turns the named causes into findings: the first with
 // its fix, the others with what would show them; each with the command
-// that tells them apart. The weak findings so far become their evidence.
-func (j *judge) emitDifferential(r *reading, named []*likely, weak []int) {
+// that tells them apart. The weak findings so far become their evidence;
+// one of a cause that the report's facts rule out (its score below zero)
+// is a symptom of the first.
+func (j *judge) emitDifferential(r *reading, named []*likely, weak []int, ruledOut map[gpu.Cause]bool) {
 	var fds []scored
 	for k, l := range named {
 		tell := j.tellApart(r, l.cause)
@@ -265,7 +288,7 @@ func (j *judge) emitDifferential(r *reading, named []*likely, weak []int) {
 				at = i
 			}
 		}
-		if at == 0 && s.Cause != named[0].cause && s.Cause != gpu.CauseOther {
+		if at == 0 && s.Cause != named[0].cause && s.Cause != gpu.CauseOther && !ruledOut[s.Cause] {
 			continue // a cause of its own that the differential does not name: it stays
 		}
 		fd := &fds[at].Finding

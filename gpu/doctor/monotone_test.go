@@ -179,11 +179,43 @@ func TestMonotoneEvidence(t *testing.T) {
 		// has its kernels (the build not shown).
 		{"New RTX 5070 laptop, training fails and the GPU is not used.", []addition{
 			{"untagged torch 2.10", "torch 2.10.0", nil},
+			{"torch 2.10 built for CUDA 12.8", "torch 2.10.0+cu128", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+			{"pip freeze of the CUDA build", "torch==2.10.0+cu128\ntorchvision==0.25.0+cu128", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
 		}},
 		// The driver not loaded in words, then the distribution.
 		{"After running the install script and rebooting, the nvidia drivers are not loaded.", []addition{
 			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
 			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		// Batch V's reasoning (issue 25): a hosted notebook, a setting that
+		// asks for the CPU, two Pythons, WSL where nvidia-smi answers; then
+		// the CUDA build, nvidia-smi or the driver: none gets vaguer or names
+		// a cause the new fact rules out.
+		{"Kaggle notebook: RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver", []addition{
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"The config file has device: cpu, so training runs on the CPU although my RTX 3090 works", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3090", "550.54.14", "12.4"), smiWorks},
+			{"torch build", "torch==2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"pip installs torch into Python 3.12 but my script runs with Python 3.11, so it says cuda False", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 4070", "560.35.03", "12.6"), smiWorks},
+			{"driver in words", "My driver is 560.35.", nil},
+		}},
+		{"wsl2 didn't detect my rtx 5080: the tool says no GPU, although /usr/lib/wsl/lib/nvidia-smi lists it", []addition{
+			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 5080", "591.86", "13.1"), smiWorks},
+		}},
+		// The words suspect the driver; nvidia-smi then shows one that runs
+		// the CUDA build named: neither a driver too old nor a missing one,
+		// and still a likely cause named (what the build and the driver
+		// leave: the GPU hidden from the process, another install).
+		{"Is my driver too old? I have to update the driver maybe. torch 2.5.1+cu124 and cuda is not available", []addition{
+			{"nvidia-smi, driver 560", smiTable("NVIDIA GeForce RTX 3090", "560.35.03", "12.6"), []gpu.Cause{gpu.CauseDriverTooOld, gpu.CauseDriverMissing}},
+		}},
+		// A GPU in words that the build named has kernels for: not a GPU
+		// the build lacks.
+		{"My RTX 3060 is not supported by this torch? no kernel image errors and the GPU is not used", []addition{
+			{"torch 2.5.1 built for CUDA 12.4", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseArchUnsupported, gpu.CauseCPUOnlyBuild}},
 		}},
 		{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; 5.12 GiB already allocated)", []addition{
 			{"nvidia-smi", smiTable("NVIDIA GeForce RTX 3070", "550.54.14", "12.4"), smiWorks},
@@ -308,6 +340,53 @@ func TestRTX5090AdviceUsesTheDriver(t *testing.T) {
 		}
 		if strings.Contains(f.Title, "sm_XX") || !strings.Contains(f.Title, "sm_120") {
 			t.Errorf("%s: title %q", c.name, f.Title)
+		}
+	}
+}
+
+// TestCUDABuildRulesOutCPUOnly: a fact that contradicts a cause demotes
+// it. Thin reports that the GPU is not used lean, by their words, to a
+// CPU-only build; torch shown as a CUDA build (a bare version line, pip's
+// list, collect_env, torch.__version__) rules that out, and the causes
+// the facts leave open (the driver below the build) come first. A CUDA
+// tag only asked for (an install command, pip's "no matching
+// distribution") or beside a +cpu one says nothing of what runs, and
+// keeps the CPU build in view.
+func TestCUDABuildRulesOutCPUOnly(t *testing.T) {
+	bases := []string{
+		"New RTX 5070 laptop, training fails and the GPU is not used.",
+		"My RTX 5070 laptop is not using the GPU, training runs on the CPU instead.",
+		"Training is very slow, it does not use the GPU (RTX 4060, Ubuntu 24.04).",
+	}
+	builds := []string{
+		"torch 2.10.0+cu128",
+		"torch==2.10.0+cu128\ntorchvision==0.25.0+cu128",
+		"PyTorch version: 2.10.0+cu128\nIs debug build: False\nCUDA used to build PyTorch: 12.8",
+		">>> torch.__version__\n'2.10.0+cu128'",
+	}
+	for _, base := range bases {
+		before := topCauses(diagnoseText(t, base), 3)
+		if len(before) == 0 || before[0] != gpu.CauseCPUOnlyBuild {
+			t.Logf("%.40q alone: %v (the words do not lean to a CPU build here)", base, before)
+		}
+		for _, b := range builds {
+			rep := diagnoseText(t, base+"\n"+b+"\n")
+			top := topCauses(rep, 3)
+			if slices.Contains(top, gpu.CauseCPUOnlyBuild) {
+				t.Errorf("%.40q + %.30q: %v names a CPU-only build, which the CUDA build rules out", base, b, top)
+			}
+			if vagueness(rep) > 2 {
+				t.Errorf("%.40q + %.30q: no likely cause named: %s", base, b, describe(rep))
+			}
+		}
+	}
+	// Asked for, not shown running: the CPU build stays in view.
+	for _, text := range []string{
+		"On Windows the GPU is not used, it trains on the CPU. I ran `uvx --with torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124 python train.py`",
+		"The GPU is not used and training runs on the CPU.\ntorch 2.5.1+cu124\n>>> torch.__version__\n'2.5.1+cpu'",
+	} {
+		if top := topCauses(diagnoseText(t, text), 3); !slices.Contains(top, gpu.CauseCPUOnlyBuild) && !slices.Contains(top, gpu.CauseConflictingInstalls) {
+			t.Errorf("%.60q: %v, want a CPU build or two installs among them", text, top)
 		}
 	}
 }

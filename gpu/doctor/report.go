@@ -253,7 +253,25 @@ func (j *judge) reportSituations() {
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+	} else if q := j.hostedNotebook(); q != "" && inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
+		// Another notebook service (Kaggle, SageMaker, Paperspace, ...):
+		// no driver to install there; its session has no GPU.
+		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_hosted_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The notebook runs on a hosted service whose session has no GPU",
+			Evidence: []string{`report: "` + q + `"`},
+			Fix:      []gpu.Step{{Text: "Start the session with a GPU (Kaggle: Settings → Accelerator → GPU; SageMaker, Paperspace, Lightning: a GPU instance type), then check it in the notebook:", Command: "!nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
 	}
+}
+
+// hostedNotebook is the report's line that names a hosted notebook
+// service it runs on (not one it says the program worked on), or "".
+func (j *judge) hostedNotebook() string {
+	q := j.reading().quote(hostedRE)
+	if q != "" && strings.Contains(j.f.Paste.Prose["hosted_worked"], q) {
+		return ""
+	}
+	return q
 }
 
 var singularityRE = regexp.MustCompile(`\b(?:singularity|apptainer)\s`)

@@ -249,7 +249,7 @@ func (j *judge) hostedElsewhere() bool {
 		if q != "" && strings.Contains(j.f.Paste.Prose["hosted_worked"], q) {
 			q = ""
 		}
-		if q != "" || r.quote(cloudRE) != "" {
+		if q != "" || r.quote(cloudRE) != "" || r.quote(ciRE) != "" {
 			j.hosted = 1
 		}
 	}

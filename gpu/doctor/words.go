@@ -94,6 +94,30 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
 	"stays at 0", "falls back", "fell back", "fall back",
+	// A kernel module that does not load; which GPU to train on, asked.
+	"not load", "doesn't load", "does not load", "fails to load", "failed to load", "back to nouveau",
+	"which gpu", "assign gpu", "assign the gpu", "choose the gpu", "select the gpu", "specify the gpu", "set the gpu",
+	"want to use gpu", "want to set gpu", "want to train on gpu",
+	// An import that finds another copy; a setting that asks for the CPU.
+	"picks the other", "picks the wrong", "loads the wrong", "instead of my", "use_gpu: false", "use_cuda: false", "device: cpu",
+	// Nothing where something should be; a GPU or CUDA to get working.
+	"shows nothing", "returns nothing", "prints nothing", "get cuda working", "get the gpu working", "get gpu working",
+	"make cuda work", "make the gpu work", "always runs", "always trains", "always picks", "still trains", "still picks",
+	"did not install", "didn't install", "haven't installed", "gives the cpu one", "is the cpu one",
+	// Not compatible or supported; an empty device list; is_available
+	// False written without its parentheses; another kernel or
+	// environment; the CPU used, in Chinese, spaced.
+	"not compatible", "incompatible", "not supported", "unsupported", "is empty", "returns []", "gives []", "prints []",
+	"empty list", "available false", "is_available false", "only shows cpuexecutionprovider", "only cpuexecutionprovider",
+	"different kernel", "wrong kernel", "another kernel", "different environment", "wrong environment",
+	"是 false", "为 false", "用的cpu", "一直用cpu", "都是cpu", "只能用cpu", "走的cpu",
+	// More languages: cannot use, not found, does not work (Japanese),
+	// no longer works (German), returns cpu, still the CPU build, is
+	// ignored (Chinese, English), the GPU in Device Manager.
+	"使えません", "見つかりません", "動きません", "できません", "別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
+	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator",
+	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
+	"还是cpu", "还是 cpu", "忘了装", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",

@@ -42,13 +42,21 @@ var (
 	// a literal of its own, so that each runs on few lines).
 	noNVIDIA = []*catalog.Pattern{
 		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have"),
+		// "my laptop which does not contain an NVIDIA card": each negation
+		// ends in "t" before the verb.
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))(?:,? (?:which|that))?\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt) (?:contain|come with|include)\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "t contain", "t come with", "t include"),
 		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have no", "has no"),
-		catalog.MustPattern(`\bwithout (?:an? )?(?:` + nvidiaWord + `|dedicated|discrete) (?:gpu|graphics|card|video card)`),
+		// "without an NVIDIA GPU", or "on the CPU without NVIDIA?": NVIDIA
+		// itself at the end of a sentence (not its driver, docker, toolkit
+		// or nvidia.com/gpu).
+		catalog.MustPattern(`(?m)\bwithout (?:an? )?(?:`+nvidiaWord+`|dedicated|discrete) (?:gpu|graphics|card|video card)|\bwithout (?:an? |any )?nvidia ?(?:[?!)]|\.(?:[ \t]|$)|$)`, "without "),
 		catalog.MustPattern(`\bonly (?:an? |(?:have|has) (?:an? )?)?(?:integrated|intel|amd)(?: radeon| iris| uhd| hd)? (?:gpu|graphics)`, "only"),
 		catalog.MustPattern(`\b(?:my )?gpu is (?:unfortunately )?not (?:by |from |an? )?nvidia|\bnot an nvidia (?:gpu|card)`),
 		// "(no other GPU)", "no discrete GPU", "no dGPU".
 		catalog.MustPattern(`\bno (?:other|dedicated|discrete|separate|external) (?:gpu|graphics card|video card)\b|\bno dgpu\b`, "no other", "no dedicated", "no discrete", "no separate", "no external", "no dgpu"),
-		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显`),
+		// 没有显卡 / 没有GPU (no graphics card, no GPU), not 没有显卡驱动
+		// (no graphics driver) nor 没有GPU版 (no GPU build).
+		catalog.MustPattern(`没有独立显卡|没有独显|没有英伟达|没有nvidia|没有n卡|无独显|只有核显|(?:没有|没|无)显卡(?:[^驱]|$)|没有 ?gpu(?:[^版驱加]|$)`, "没有", "没显卡", "无独显", "无显卡", "只有核显"),
 		// Spanish, Portuguese, Russian, Korean: I have no NVIDIA card.
 		catalog.MustPattern(`\bno (?:tengo|tiene|hay) (?:una |un |ninguna )?(?:tarjeta (?:gráfica|de video) |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|\bnão (?:tenho|tem|possui) (?:uma |um |nenhuma )?(?:placa de vídeo |placa gráfica |gpu |placa )?(?:`+nvidiaWord+`|dedicada)|нет (?:видеокарты |gpu |дискретной видеокарты )?(?:`+nvidiaWord+`)|(?:`+nvidiaWord+`|엔비디아)[^\n]{0,15}(?:그래픽카드|그래픽 카드|gpu)[가이]? 없`,
 			"no tengo", "no tiene", "no hay", "não tenho", "não tem", "não possui", "нет", "없"),

@@ -286,7 +286,7 @@ var recognisers = []recogniser{
 	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker[- ](?:image|container)s?\b|\bim (?:docker|container)\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`),
+		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker[- ](?:image|container)s?\b|\bim (?:docker|container)\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\bdev ?containers?\b|\bdocker desktop\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`),
 		apply: inContainer},
 	// Container and docker in Spanish, Portuguese, Russian, French and Korean, and
 	// a Compose file's GPU reservation: rarer words, tried apart.
