@@ -285,9 +285,11 @@ var recognisers = []recogniser{
 	// or a verb (docker部署: deployed with docker). A Compose file's GPU
 	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
-		lower: true,
-		re:    regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker[- ](?:image|container)s?\b|\bim (?:docker|container)\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\bdev ?containers?\b|\bdocker desktop\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`),
-		apply: inContainer},
+		re: matchAll, apply: func(pp *parser, m []string, s string) {
+			if namesContainer(asciiLower(s)) {
+				inContainer(pp, m, s)
+			}
+		}},
 	// Container and docker in Spanish, Portuguese, Russian, French and Korean, and
 	// a Compose file's GPU reservation: rarer words, tried apart.
 	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
@@ -303,7 +305,11 @@ var recognisers = []recogniser{
 		}
 	}},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
-	{hint: "cuda", anyOf: []string{":"}, re: regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`), apply: inContainer},
+	{hint: "cuda", anyOf: []string{":"}, re: matchAll, apply: func(pp *parser, m []string, s string) {
+		if cudaImageTag(asciiLower(s)) {
+			inContainer(pp, m, s)
+		}
+	}},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Scheduler = "slurm"
