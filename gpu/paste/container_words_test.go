@@ -17,17 +17,7 @@ var containerOld = regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my
 // lines made to sit on its edges (words inside longer words, at the ends
 // of the line, hyphens and underscores around them).
 func TestNamesContainerAsThePattern(t *testing.T) {
-	var lines []string
-	for _, part := range []string{"tuning", "heldout"} {
-		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rs {
-			lines = append(lines, strings.Split(r.Text, "\n")...)
-		}
-	}
-	lines = append(lines, "dockerfile", "my_dockerfile", "dockerfiles", "x-kubernetes-y", "k8s", "ak8s", "k8s_",
+	lines := append(corpusLines(t), "dockerfile", "my_dockerfile", "dockerfiles", "x-kubernetes-y", "k8s", "ak8s", "k8s_",
 		"in docker", "indocker", "within our custom-build container", "from the nvidia/cuda container", "inside a pod.",
 		"docker images", "docker-imagesx", "docker imagery", "im docker", "swim docker", "devcontainers", "dev container",
 		"devcontainer_", "docker-compose.yml", "docker compose up", "docker里跑", "docker 部署", "在容器中", "コンテナで", "컨테이너",
@@ -56,17 +46,7 @@ var cudaTagOld = regexp.MustCompile(`(?i)nvidia/cuda:|\w:[\w.-]*cuda\d`)
 // TestCUDAImageTagAsThePattern: as TestNamesContainerAsThePattern, for
 // the CUDA image tags.
 func TestCUDAImageTagAsThePattern(t *testing.T) {
-	var lines []string
-	for _, part := range []string{"tuning", "heldout"} {
-		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rs {
-			lines = append(lines, strings.Split(r.Text, "\n")...)
-		}
-	}
-	lines = append(lines, "FROM nvidia/cuda:12.1.0-base", "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime", "image: x:cuda11", ":cuda12",
+	lines := append(corpusLines(t), "FROM nvidia/cuda:12.1.0-base", "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime", "image: x:cuda11", ":cuda12",
 		" :cuda12", "a: cuda12", "tag:latest-CUDA12.4", "a:b:c.cuda1", "x:y cuda12", "cuda12", "x:cudax1", "x_:cuda9", "é:cuda1")
 	yes := 0
 	for _, l := range lines {
@@ -82,4 +62,20 @@ func TestCUDAImageTagAsThePattern(t *testing.T) {
 	if yes < 8 {
 		t.Fatalf("only %d lines with a CUDA image tag: the check checks little", yes)
 	}
+}
+
+// corpusLines is every line of every corpus report, both parts.
+func corpusLines(t *testing.T) []string {
+	t.Helper()
+	var lines []string
+	for _, part := range []string{"tuning", "heldout"} {
+		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			lines = append(lines, strings.Split(r.Text, "\n")...)
+		}
+	}
+	return lines
 }
