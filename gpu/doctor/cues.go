@@ -161,7 +161,9 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 
 var (
 	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
-	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
+	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b`, "hub", "mybinder")
+	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
 		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
@@ -185,6 +187,13 @@ var (
 func cueHostedRuntime(j *judge, r *reading) []cue {
 	if !j.noDriverSeen() {
 		return nil
+	}
+	if q := r.quote(jupyterHubRE); q != "" {
+		// A JupyterHub spawns each server from a profile: on Kubernetes or
+		// Docker it gets a GPU only when the profile asks for one; on a
+		// GPU server itself, the notebook's kernel may be another Python.
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a JupyterHub server gets a GPU only when its profile (spawner) asks for one"},
+			{gpu.CauseConflictingInstalls, 1, said(q) + ": or the notebook's kernel is another Python than the one with the CUDA build"}}
 	}
 	if q := r.quote(hostedRE); q != "" || j.f.Host.Container == "colab" || j.f.Host.Container == "hosted" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted notebook gets a GPU only when its runtime or session asks for one (Colab: Runtime → Change runtime type → GPU; Kaggle: Settings → Accelerator)"}}
@@ -566,8 +575,8 @@ var (
 	// needles (rarer than "install" or "tensorflow") keep them off most
 	// text: pip and conda installs, two in site-packages, tensorflow beside
 	// tensorflow-gpu.
-	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\b(?:torch|pytorch|tensorflow)\b[^\n]{0,10}\bin both\b|二重に|装到了?另一个|装在了?另一个|\binstala[^\n]{0,30}\ben (?:la |el )?otr[oa]\b|\bconda install\b[^\n]{0,80}\bpip install\b|\bpip install\b[^\n]{0,80}\bconda install\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
-		"both in", "in both", "tensorflow-gpu", "conda", "二重に", "另一个", "instala")
+	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\b(?:torch|pytorch|tensorflow)\b[^\n]{0,10}\bin both\b|二重に|もう一度[^\n]{0,12}(?:入れ|インストール)|pipでも(?:入れ|インストール)|(?:condaとpip|pipとconda)の両方|装到了?另一个|装在了?另一个|\binstala[^\n]{0,30}\ben (?:la |el )?otr[oa]\b|\bconda install\b[^\n]{0,80}\bpip install\b|\bpip install\b[^\n]{0,80}\bconda install\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
+		"both in", "in both", "tensorflow-gpu", "conda", "二重に", "もう一度", "pipでも", "の両方", "另一个", "instala")
 	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bpython ?3\.\d{1,2}\b[^\n]{0,60}\band (?:a |the )?python ?3\.\d{1,2}\b|\b(?:microsoft|windows) store python\b|\bdos versiones de python\b|\bduas versões do python\b|\bzwei python|两个 ?python|~/\.local\b|\bpython (?:from|of) the (?:microsoft|windows) store\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|appdata\\roaming\\python|/usr/lib/python3/dist-packages/(?:torch|tensorflow)|\bpython3-(?:torch|tensorflow)\b|\bsys\.executable\b|\bwhich python\b|另一个环境`,
 		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "appdata\\roaming\\python", "dist-packages", "python3-", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "and python", "and a python", "and the python", "store python", "the microsoft store", "the windows store", "dos versiones", "duas versões", "zwei python", "两个", "~/.local", "terminal", "console", "command line", "cmd", "jupyter")
 )
@@ -575,8 +584,8 @@ var (
 var (
 	nvLibs11RE = mustCue(`\bnvidia-[a-z-]+-cu11\b`, "-cu11")
 	nvLibs12RE = mustCue(`\bnvidia-[a-z-]+-cu12\b`, "-cu12")
-	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
-	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
+	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b|\b(?:the|a) cuda build\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
+	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b|\btorch ?\+ ?cpu\b`, "+cpu", "+ cpu")
 )
 
 // twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu

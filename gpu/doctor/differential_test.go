@@ -407,6 +407,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"GPU reaches the container, torch does not use it", "I start it with docker run --gpus all -it mytrainer bash\nInside the container nvidia-smi works and shows the A6000, but torch.cuda.is_available() is False.", gpu.CauseCPUOnlyBuild, gpu.CauseWSLOrContainer},
 		{"slurm job without a GPU request", "On the cluster my sbatch job never asks for --gres=gpu:1 and training falls back to the CPU.", gpu.CauseDeviceSelection, ""},
 		{"container started without --gpus", "I started the container without --gpus and now torch.cuda.is_available() is False inside it.", gpu.CauseWSLOrContainer, ""},
+		{"JupyterHub server without a GPU", "On our university JupyterHub my notebook says torch.cuda.is_available() False and nvidia-smi: command not found.", gpu.CauseWSLOrContainer, ""},
+		{"spawned on JupyterHub", "I spawned a server on JupyterHub and training runs on the CPU, no GPU is found.", gpu.CauseWSLOrContainer, gpu.CauseConflictingInstalls},
+		{"the IDE's Python has torch+cpu", "VS Code uses the global Python, which has torch+cpu; my .venv has the CUDA build. is_available() is False when I press Run.", gpu.CauseConflictingInstalls, ""},
+		{"Anaconda then pip, in Japanese", "Anacondaでtorchを入れた後にpipでもう一度torchを入れてしまい、cudaがFalseになります", gpu.CauseConflictingInstalls, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
