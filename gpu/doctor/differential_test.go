@@ -411,6 +411,8 @@ func TestDifferentialReasons(t *testing.T) {
 		{"spawned on JupyterHub", "I spawned a server on JupyterHub and training runs on the CPU, no GPU is found.", gpu.CauseWSLOrContainer, gpu.CauseConflictingInstalls},
 		{"the IDE's Python has torch+cpu", "VS Code uses the global Python, which has torch+cpu; my .venv has the CUDA build. is_available() is False when I press Run.", gpu.CauseConflictingInstalls, ""},
 		{"Anaconda then pip, in Japanese", "Anacondaでtorchを入れた後にpipでもう一度torchを入れてしまい、cudaがFalseになります", gpu.CauseConflictingInstalls, ""},
+		{"GPU 1 chosen, GPU 0 fills", "I selected GPU 1 in the config but the memory of GPU 0 fills up.", gpu.CauseDeviceSelection, ""},
+		{"GPU choice ignored", "It ignores my GPU choice and trains on the first card.", gpu.CauseDeviceSelection, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
