@@ -161,7 +161,9 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 
 var (
 	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
-	cloudRE  = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
+	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b`, "jupyterhub", "jupyter hub", "binderhub", "binder hub", "mybinder")
+	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
 		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
@@ -185,6 +187,13 @@ var (
 func cueHostedRuntime(j *judge, r *reading) []cue {
 	if !j.noDriverSeen() {
 		return nil
+	}
+	if q := r.quote(jupyterHubRE); q != "" {
+		// A JupyterHub spawns each server from a profile: on Kubernetes or
+		// Docker it gets a GPU only when the profile asks for one; on a
+		// GPU server itself, the notebook's kernel may be another Python.
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a JupyterHub server gets a GPU only when its profile (spawner) asks for one"},
+			{gpu.CauseConflictingInstalls, 1, said(q) + ": or the notebook's kernel is another Python than the one with the CUDA build"}}
 	}
 	if q := r.quote(hostedRE); q != "" || j.f.Host.Container == "colab" || j.f.Host.Container == "hosted" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted notebook gets a GPU only when its runtime or session asks for one (Colab: Runtime → Change runtime type → GPU; Kaggle: Settings → Accelerator)"}}
@@ -219,7 +228,7 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 }
 
 var (
-	smiWorksRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
+	smiWorksRE = mustCue(`(?m)nvidia-smi(?:\.exe)?['"\x60]?[^\n,.;]{0,20},?\s+(?:it )?(?:returns|gives|prints|outputs)(?::|\s*$)|nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
 	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
 	// boxBlindRE: the box itself is said not to see the GPU ("the
 	// container does not detect my RTX 3070", "outside it works").
@@ -256,6 +265,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		}
 		if f.Paste.DockerGPUs != nil && *f.Paste.DockerGPUs {
 			w = 1 // started with GPUs: the toolkit or the image, still the container's side
+			if q := r.quote(smiWorksRE); q != "" && r.quote(hostOnlyRE) == "" {
+				return gpuInContainer(q)
+			}
 		}
 		ev := "the program runs in a container"
 		if qs := f.Paste.Quotes["os"]; len(qs) > 0 {
@@ -269,6 +281,17 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseWSLOrContainer, w, ev})
 	}
 	return out
+}
+
+// gpuInContainer: a container started with the GPUs (--gpus) where
+// nvidia-smi answers inside: the GPU reached it, so what is left is the
+// framework in the image (a CPU build, or a CUDA build the host's driver
+// cannot run), the container's side only as a remainder.
+func gpuInContainer(q string) []cue {
+	ev := said(q) + " in a container started with --gpus: the GPU reaches the container"
+	return []cue{{gpu.CauseWSLOrContainer, 0.5, ev + "; the image may still lack the driver's CUDA library"},
+		{gpu.CauseCPUOnlyBuild, 2, ev + "; the framework installed in the image is the likely CPU build"},
+		{gpu.CauseDriverTooOld, 1, ev + "; or its CUDA build is newer than the host's driver"}}
 }
 
 // vmRE: a virtual machine or a system container by its hypervisor's
@@ -506,7 +529,7 @@ var (
 	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
 	jaxCUDARE = mustCue(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
 	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
-	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^onnxruntime\s*(?:==\s*)?\d+\.\d+`)
+	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^[ \t]*(?:\+[ \t]*)?onnxruntime\s*(?:==\s*)?\d+\.\d+`)
 )
 
 // cueOtherFrameworks: PaddlePaddle, JAX and ONNX Runtime install CPU
@@ -552,8 +575,8 @@ var (
 	// needles (rarer than "install" or "tensorflow") keep them off most
 	// text: pip and conda installs, two in site-packages, tensorflow beside
 	// tensorflow-gpu.
-	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\b(?:torch|pytorch|tensorflow)\b[^\n]{0,10}\bin both\b|二重に|装到了?另一个|装在了?另一个|\binstala[^\n]{0,30}\ben (?:la |el )?otr[oa]\b|\bconda install\b[^\n]{0,80}\bpip install\b|\bpip install\b[^\n]{0,80}\bconda install\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
-		"both in", "in both", "tensorflow-gpu", "conda", "二重に", "另一个", "instala")
+	bothInstalls2RE = mustCue(`\bboth in (?:site-packages|the (?:same )?(?:env|environment|venv))\b|\b(?:torch|pytorch|tensorflow)\b[^\n]{0,10}\bin both\b|二重に|もう一度[^\n]{0,12}(?:入れ|インストール)|pipでも(?:入れ|インストール)|(?:condaとpip|pipとconda)の両方|装到了?另一个|装在了?另一个|\binstala[^\n]{0,30}\ben (?:la |el )?otr[oa]\b|\bconda install\b[^\n]{0,80}\bpip install\b|\bpip install\b[^\n]{0,80}\bconda install\b|\btensorflow(?:-cpu|-intel)?\b[^\n]{0,40}\btensorflow-gpu\b|\btensorflow-gpu\b[^\n]{0,40}\btensorflow(?:-cpu|-intel)\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b|\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) conda\b[^\n]{0,80}\binstall(?:ed)? (?:[\w.=-]+ ){0,2}(?:with|via|using|through|by|from) pip\b`,
+		"both in", "in both", "tensorflow-gpu", "conda", "二重に", "もう一度", "pipでも", "の両方", "另一个", "instala")
 	otherEnvRE = mustCue(`\b(?:another|different|wrong|base|other) (?:conda |virtual |python )?(?:environment|env|venv|interpreter|kernel)\b|\btwo pythons\b|\b(?:two|multiple|several) (?:python (?:versions|installs|installations|interpreters)|versions of python|pythons)\b|\bpython ?3\.\d{1,2}\b[^\n]{0,60}\band (?:a |the )?python ?3\.\d{1,2}\b|\b(?:microsoft|windows) store python\b|\bdos versiones de python\b|\bduas versões do python\b|\bzwei python|两个 ?python|~/\.local\b|\bpython (?:from|of) the (?:microsoft|windows) store\b|\bworks? (?:fine |well )?in (?:the )?(?:terminal|console|command line|cmd)\b[^\n]{0,40}\bnot in\b|\bjupyter (?:uses|runs|is using|picks)\b|\bpip and conda\b|\bconda and pip\b|\bjupyter kernel\b|\bsite-packages[^\n]{0,80}site-packages|\.local/lib/python|appdata\\roaming\\python|/usr/lib/python3/dist-packages/(?:torch|tensorflow)|\bpython3-(?:torch|tensorflow)\b|\bsys\.executable\b|\bwhich python\b|另一个环境`,
 		"another", "different", "wrong", "base ", "other ", "pip and conda", "conda and pip", "jupyter kernel", "site-packages", ".local/lib/python", "appdata\\roaming\\python", "dist-packages", "python3-", "sys.executable", "which python", "另一个环境", "two", "multiple", "several", "and python", "and a python", "and the python", "store python", "the microsoft store", "the windows store", "dos versiones", "duas versões", "zwei python", "两个", "~/.local", "terminal", "console", "command line", "cmd", "jupyter")
 )
@@ -561,8 +584,8 @@ var (
 var (
 	nvLibs11RE = mustCue(`\bnvidia-[a-z-]+-cu11\b`, "-cu11")
 	nvLibs12RE = mustCue(`\bnvidia-[a-z-]+-cu12\b`, "-cu12")
-	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
-	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b`, "+cpu")
+	cudaTagRE  = mustCue(`\btorch[^\n]{0,40}\+cu(?:da)?1[0-3][0-9]\b|\b[12]\.\d+\.\d+\+cu(?:da)?1[0-3][0-9]\b|\bpytorch[^\n]{0,40}\bcuda (?:build|version)\b|\b(?:the|a) cuda build\b`, "+cu1", "+cuda1", "cuda build", "cuda version")
+	cpuTagRE   = mustCue(`\b[0-2]\.\d+\.\d+\+cpu\b|\btorch ?\+ ?cpu\b`, "+cpu", "+ cpu")
 )
 
 // twoTagsCues: torch shown as a CUDA build (c) and as +cpu (p). The +cpu
@@ -886,12 +909,16 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices)|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b`,
-		"always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
+		"all gpus", "all the gpus", "all my gpus", "every gpu", "both gpus", "all cards", "occup", "always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
 	cpuAskedRE = mustCue(`\b(?:use_cpu|no_cuda|force_cpu|cpu_only)\s*[:=]\s*(?:true|1|yes)\b|\baccelerator\s*[:=]\s*['"]?cpu\b|['"]use cpu['"] (?:checkbox|option|setting|box)|\bdevice\s*[:=]\s*['"]?cpu\b|--device[ =]['"]?cpu\b|\b(?:use_gpu|use_cuda|enable_gpu|with_cuda|use-gpu|use-cuda)\s*[:=]\s*(?:false|0|no)\b|cuda_visible_devices\s*=\s*(?:-1|''|""|\s*$)|cuda_visible_devices\W{0,12}(?:is )?(?:set to |to )?(?:an? )?(?:empty|-1)\b`,
 		"cpu", "use_gpu", "use_cuda", "enable_gpu", "with_cuda", "use-gpu", "use-cuda", "cuda_visible_devices", "no_cuda")
+	// noGPURequestRE: a Slurm job said not to ask for GPUs ("I didn't
+	// request --gres=gpu:1"); docker's --gpus is the container's side.
+	noGPURequestRE = mustCue(`\b(?:didn't|did not|don't|do not|forgot|never|without)\b[^\n]{0,25}(?:--gres\b|\bgres=|--gpus-per-\w+)`,
+		"gres", "--gpus-per-")
 	// twoGPUsRE: the report says the machine has more than one GPU.
 	twoGPUsRE = mustCue(`\b(?:two|2|multiple|several|dual) (?:nvidia )?(?:gpus|cards|graphics cards)\b|两张(?:卡|显卡)|双卡|多卡|\bdos gpus\b|\bduas gpus\b`,
 		"two", "2 gpus", "2 cards", "2 graphics", "2 nvidia", "multiple", "several", "dual", "两张", "双卡", "多卡", "dos gpus", "duas gpus")
@@ -910,6 +937,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	if q := r.quote(cpuAskedRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program is told to use the CPU (or to see no GPU)"},
 			cue{gpu.CauseCPUOnlyBuild, -1, said(q) + ": the CPU was asked for; the build may be right"})
+	}
+	if q := r.quote(noGPURequestRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": a Slurm job gets only the GPUs it asks for"})
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})

@@ -400,6 +400,20 @@ func TestDifferentialReasons(t *testing.T) {
 		{"i have python 310 from the microsoft sto", "I have Python 3.10 from the Microsoft Store and Python 3.11 from python.org; pip installed torch into the other one", gpu.CauseConflictingInstalls, ""},
 		{"after installing xformers pip replaced m", "After installing xformers, pip replaced my torch with a different version and now cuda is False", gpu.CauseConflictingInstalls, ""},
 		{"conda install pytorch then pip install t", "conda install pytorch then pip install torch on top: now import torch gives the CPU one", gpu.CauseConflictingInstalls, ""},
+		{"issue form with an unticked Mac box", "### Operating system\n\n- [ ] macOS\n- [x] Windows\n- [ ] Linux\n\n### What happened?\n\nI pick the RTX 3090 in the settings, but it still uses the first card.", gpu.CauseDeviceSelection, ""},
+		{"all GPUs taken though one was asked", "Training occupies all GPUs even though I start it with --device cuda:1", gpu.CauseDeviceSelection, ""},
+		{"always occupies GPU:0", "The trainer always occupies GPU:0, whatever card I pick in the config.", gpu.CauseDeviceSelection, ""},
+		{"uv puts both ONNX Runtime packages in", "uv sync prints:\n + numpy==2.1.3\n + onnxruntime==1.19.2\n + onnxruntime-gpu==1.19.2\nand CUDAExecutionProvider is not among the providers.", gpu.CauseConflictingInstalls, ""},
+		{"GPU reaches the container, torch does not use it", "I start it with docker run --gpus all -it mytrainer bash\nInside the container nvidia-smi works and shows the A6000, but torch.cuda.is_available() is False.", gpu.CauseCPUOnlyBuild, gpu.CauseWSLOrContainer},
+		{"slurm job without a GPU request", "On the cluster my sbatch job never asks for --gres=gpu:1 and training falls back to the CPU.", gpu.CauseDeviceSelection, ""},
+		{"container started without --gpus", "I started the container without --gpus and now torch.cuda.is_available() is False inside it.", gpu.CauseWSLOrContainer, ""},
+		{"JupyterHub server without a GPU", "On our university JupyterHub my notebook says torch.cuda.is_available() False and nvidia-smi: command not found.", gpu.CauseWSLOrContainer, ""},
+		{"spawned on JupyterHub", "I spawned a server on JupyterHub and training runs on the CPU, no GPU is found.", gpu.CauseWSLOrContainer, gpu.CauseConflictingInstalls},
+		{"the IDE's Python has torch+cpu", "VS Code uses the global Python, which has torch+cpu; my .venv has the CUDA build. is_available() is False when I press Run.", gpu.CauseConflictingInstalls, ""},
+		{"Anaconda then pip, in Japanese", "Anacondaでtorchを入れた後にpipでもう一度torchを入れてしまい、cudaがFalseになります", gpu.CauseConflictingInstalls, ""},
+		{"GPU 1 chosen, GPU 0 fills", "I selected GPU 1 in the config but the memory of GPU 0 fills up.", gpu.CauseDeviceSelection, ""},
+		{"GPU choice ignored", "It ignores my GPU choice and trains on the first card.", gpu.CauseDeviceSelection, ""},
+		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)

@@ -89,7 +89,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
 	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
-	"エラー", "できない", "認識しない", "認識されない", "使えない", "오류", "실패", "인식", "안됩니다", "안 됩니다",
+	"エラー", "できない", "認識しない", "認識されない", "使えない", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",

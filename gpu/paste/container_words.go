@@ -9,8 +9,9 @@ import (
 // expression of twenty alternatives on every line that holds one of its
 // words: 30 µs a line, a tenth of `doctor --from` on 100 KB. Its words
 // are looked for as literals now (whole words, as \b…\b matched them),
-// and only two short patterns remain: a preposition before the container
-// ("inside a docker", "from my nvidia container") and docker before a
+// and only two short patterns remain: a preposition or a verb before the
+// container ("inside a docker", "from my nvidia container", "I started
+// the container") and docker before a
 // Chinese or Japanese locative or verb (docker里, docker部署).
 
 // containerWords are whole words (or runs of words) that name a container.
@@ -28,7 +29,7 @@ var containerParts = []string{"docker-compose", "docker compose", "容器", "コ
 var (
 	// matchAll is the pattern of a recogniser whose apply does the test.
 	matchAll          = regexp.MustCompile(``)
-	containerPhraseRE = regexp.MustCompile(`\b(?:inside|in|within|from) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b`)
+	containerPhraseRE = regexp.MustCompile(`\b(?:inside|in|within|from|start(?:ed|ing)?|ran|run(?:ning)?|launch(?:ed|ing)?|creat(?:ed|ing)) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b`)
 	dockerLocativeRE  = regexp.MustCompile(`docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`)
 )
 

@@ -95,11 +95,34 @@ func (pp *parser) machineWords() {
 	// A Mac from before 2019 may have an NVIDIA GPU and a CUDA driver: a
 	// report that names them is not about Apple silicon.
 	if pp.f.Host.OS == "" && pp.f.NVML.Status == "" && len(pp.f.NVML.GPUs) == 0 && !strings.Contains(low, "nvidia-smi") && !strings.Contains(low, "cuda driver") {
-		if q := lineOf(low, text, macRE); q != "" {
+		if q := macLine(low, text); q != "" {
 			pp.f.Host.OS = "darwin"
 			pp.quote("os", q)
 		}
 	}
+}
+
+// macLine is the line of the first Mac the report names, or "". An issue
+// template's unticked box ("- [ ] MacOS" beside "- [X] Windows") is an OS
+// the person does not have.
+func macLine(low, text string) string {
+	for _, loc := range macRE.FindAllIndex(low, 4) {
+		if !untickedBox(low, loc[0]) {
+			return lineAround(text, loc)
+		}
+	}
+	return ""
+}
+
+// untickedBox: the line of low around at starts with an unticked
+// Markdown checkbox ("- [ ] ", "* [ ] ", "[ ] ").
+func untickedBox(low string, at int) bool {
+	start := at
+	for start > 0 && low[start-1] != '\n' {
+		start--
+	}
+	line := strings.TrimLeft(low[start:at], " \t-*")
+	return strings.HasPrefix(line, "[ ]")
 }
 
 // nvidiaBeside: the line of a "no NVIDIA GPU" match also names an NVIDIA

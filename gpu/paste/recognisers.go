@@ -344,7 +344,7 @@ var recognisers = []recogniser{
 		}},
 
 	// --- package lists -----------------------------------------------------
-	{format: "pip", hint: "==", re: regexp.MustCompile(`^(?:\[(?:pip3?|conda)\]\s+)?([A-Za-z][A-Za-z0-9_.-]*)(?:\[[\w,-]+\])?==(\S+?),?\s*$`),
+	{format: "pip", hint: "==", re: regexp.MustCompile(`^(?:\[(?:pip3?|conda)\]\s+|\+\s+)?([A-Za-z][A-Za-z0-9_.-]*)(?:\[[\w,-]+\])?==(\S+?),?\s*$`),
 		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
 	{anyOf: []string{"torch", "tensorflow", "nvidia", "jax", "onnx", "paddle", "mmcv", "detectron", "xformers", "ultralytics", "yolo", "keras", "cupy", "triton", "tensorrt"}, re: regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)\s+(\d+\.\d+[0-9A-Za-z.+-]*)(?:\s+(?:/\S+|[A-Za-z]:\\\S+|pypi_0\s+pypi))?\s*$`),
 		apply: func(pp *parser, m []string, s string) { pp.pipLine(m[1], m[2], s) }},
