@@ -1,5 +1,15 @@
 #include "textflag.h"
 
+// HSUM4 adds four vectors of four doubles (ya, yb, yc, yd) into the low
+// double of xa (ya's low half; xb, yb's, is scratch).
+#define HSUM4(ya, yb, yc, yd, xa, xb) \
+	VADDPD yb, ya, ya \
+	VADDPD yd, yc, yc \
+	VADDPD yc, ya, ya \
+	VEXTRACTF128 $1, ya, xb \
+	VADDPD xb, xa, xa \
+	VHADDPD xa, xa, xa
+
 // func sum64AVX2(v *float32, n int) float64
 // Σ v[i] for i < n (n a multiple of 16): each half of eight floats
 // widened to four doubles, four accumulators. Needs AVX.
@@ -25,12 +35,7 @@ sumloop:
 	DECQ CX
 	JNE sumloop
 
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD X1, X0, X0
-	VHADDPD X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VMOVSD X0, ret+16(FP)
 	VZEROUPPER
 	RET
@@ -67,12 +72,7 @@ sqloop:
 	DECQ CX
 	JNE sqloop
 
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD X1, X0, X0
-	VHADDPD X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VMOVSD X0, ret+24(FP)
 	VZEROUPPER
 	RET
@@ -124,20 +124,10 @@ sdloop:
 	DECQ CX
 	JNE sdloop
 
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD X1, X0, X0
-	VHADDPD X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	MOVQ sum+32(FP), AX
 	VMOVSD X0, (AX)
-	VADDPD Y5, Y4, Y4
-	VADDPD Y7, Y6, Y6
-	VADDPD Y6, Y4, Y4
-	VEXTRACTF128 $1, Y4, X5
-	VADDPD X5, X4, X4
-	VHADDPD X4, X4, X4
+	HSUM4(Y4, Y5, Y6, Y7, X4, X5)
 	MOVQ dot+40(FP), AX
 	VMOVSD X4, (AX)
 	VZEROUPPER
