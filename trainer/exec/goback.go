@@ -1016,7 +1016,8 @@ func im2col(X, C []float32, p Conv, lo, hi int) {
 }
 
 // Col2imCPU writes X from the columns C, adding where windows overlap:
-// the adjoint of Im2colCPU.
+// the adjoint of Im2colCPU. C is scratch: a same convolution's entries
+// that fall on the padding may be set to zero (col2imSame).
 func Col2imCPU(C, X []float32, p Conv) { col2im(C, X, p, 0, p.N*p.C) }
 
 // col2im writes the image planes lo..hi-1 (image n, channel c: n·C + c).
@@ -1047,7 +1048,8 @@ func col2im(C, X []float32, p Conv, lo, hi int) {
 						continue
 					}
 					src := row[oy*p.OW+lo : oy*p.OW+hi]
-					vmath.Add(plane[iy*p.W+lo+kx-p.Pad:][:len(src)], src)
+					dst := plane[iy*p.W+lo+kx-p.Pad:][:len(src)]
+					vmath.Binary(vmath.OpAdd, dst, dst, src)
 				}
 			}
 		}

@@ -17,7 +17,8 @@ func (p Conv) same() bool { return p.S() == 1 && p.OH == p.H && p.OW == p.W && p
 // sameSpan is where row (ky, kx) of a same convolution's columns reads
 // its plane: column index d takes plane index d + off, for d in [a, b)
 // (the rest of the image's P columns are padding; a = b = 0 when all
-// are); s = kx − pad is the column shift (columns x with x + s outside 0..W-1 are padding too).
+// are); s = kx − pad is the column shift (columns x with x + s outside
+// 0..W-1 are padding too).
 func sameSpan(p Conv, ky, kx int) (off, a, b, s int) {
 	W, HW := p.W, p.H*p.W
 	dy := ky - p.Pad
@@ -84,7 +85,8 @@ func col2imSame(C, X []float32, p Conv, lo, hi int) {
 					continue
 				}
 				zeroEdges(img, p.W, s, a, b)
-				vmath.Add(plane[a+off:b+off], img[a:b])
+				dst := plane[a+off : b+off]
+				vmath.Binary(vmath.OpAdd, dst, dst, img[a:b])
 			}
 		}
 	}

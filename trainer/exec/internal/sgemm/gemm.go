@@ -223,9 +223,9 @@ func (j *colJob) rows(w *gemmWork, k0, kl, j0, width int, bp *float32, ldb, acc 
 
 // Run computes C (m×n) = op(A)·op(B) + beta·C, row-major, with the
 // AVX2/FMA micro-kernel on 4×16 tiles: op(A) is packed in 4-row panels,
-// op(B) in 16-column panels (read in place when A is one panel). The panels are shared out through pool; nothing is
-// allocated once the packing space has grown. It panics where Available
-// is false.
+// op(B) in 16-column panels (read in place when A is one panel). The
+// panels are shared out through pool; nothing is allocated once the
+// packing space has grown. It panics where Available is false.
 func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, beta float32) {
 	if m == 0 || n == 0 {
 		return

@@ -14,7 +14,7 @@ const (
 )
 
 // Binary writes a[i] op b[i] into o[i]; a and b must be at least as long
-// as o.
+// as o, and o may be either of them (o += b is Binary(OpAdd, o, o, b)).
 func Binary(op Op, o, a, b []float32) {
 	a, b = a[:len(o)], b[:len(o)]
 	k := 0
@@ -57,7 +57,7 @@ func Gather2(dst, src []float32) {
 	src = src[:2*len(dst)-1]
 	k := 0
 	if haveAVX2() {
-		k = min(len(dst), len(src)/2) &^ 7 // each group of 8 reads 16 floats
+		k = (len(dst) - 1) &^ 7 // each group of 8 reads 16 floats: the last float has one fewer after it
 		if k > 0 {
 			gather2AVX2(&dst[0], &src[0], k)
 		}
@@ -76,7 +76,7 @@ func ScatterAdd2(dst, src []float32) {
 	dst = dst[:2*len(src)-1]
 	k := 0
 	if haveAVX2() {
-		k = min(len(src), len(dst)/2) &^ 7 // each group of 8 touches 16 floats
+		k = (len(src) - 1) &^ 7 // each group of 8 touches 16 floats: the last one has one fewer after it
 		if k > 0 {
 			scatterAdd2AVX2(&dst[0], &src[0], k)
 		}

@@ -90,16 +90,3 @@ func sum64Go(v []float32) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
-
-// Add adds a[i] into o[i]; a must be at least as long as o.
-func Add(o, a []float32) {
-	a = a[:len(o)]
-	k := 0
-	if haveAVX2() && len(o) >= 8 {
-		k = len(o) &^ 7
-		addAVX2(&o[0], &a[0], k)
-	}
-	for i, v := range a[k:] {
-		o[k+i] += v
-	}
-}

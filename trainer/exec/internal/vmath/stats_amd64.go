@@ -28,11 +28,6 @@ func normalizeAVX2(o, a *float32, n int, sub, mul float32)
 //go:noescape
 func normGradAVX2(o, dy, x *float32, n int, mean, k, gm, inv float32)
 
-// addAVX2 adds a[i] into o[i] for i < n (n a multiple of 8).
-//
-//go:noescape
-func addAVX2(o, a *float32, n int)
-
 // binaryAVX2 writes a[i] op b[i] into o[i] for i < n (n a multiple of 8;
 // op an Op).
 //

@@ -198,26 +198,6 @@ ngloop:
 	JNE ngloop
 	VZEROUPPER
 	RET
-
-// func addAVX2(o, a *float32, n int)
-// o[i] += a[i] for i < n (n a multiple of 8). Needs AVX.
-TEXT ·addAVX2(SB), NOSPLIT, $0-24
-	MOVQ o+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
-
-addloop:
-	VMOVUPS (SI), Y0
-	VADDPS (DI), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNE addloop
-	VZEROUPPER
-	RET
-
 // func binaryAVX2(op int, o, a, b *float32, n int)
 // o[i] = a[i] op b[i] for i < n (n a multiple of 8): op 0 adds, 1
 // subtracts, 2 multiplies. Needs AVX.

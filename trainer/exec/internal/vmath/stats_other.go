@@ -20,8 +20,6 @@ func normGradAVX2(o, dy, x *float32, n int, mean, k, gm, inv float32) {
 	panic("vmath: no vector normalisation on this architecture")
 }
 
-func addAVX2(o, a *float32, n int) { panic("vmath: no vector add on this architecture") }
-
 func binaryAVX2(op int, o, a, b *float32, n int) {
 	panic("vmath: no vector arithmetic on this architecture")
 }

@@ -59,10 +59,10 @@ func TestStats(t *testing.T) {
 			}
 		}
 		copy(o, gs)
-		Add(o, xs)
+		Binary(OpAdd, o, o, xs) // in place, as col2im adds
 		for i, v := range xs {
 			if want := gs[i] + v; o[i] != want {
-				t.Fatalf("Add of [%d:%d] at %d = %v, want %v", lo, hi, i, o[i], want)
+				t.Fatalf("Binary in place of [%d:%d] at %d = %v, want %v", lo, hi, i, o[i], want)
 			}
 		}
 		for _, op := range []Op{OpAdd, OpSub, OpMul} {
