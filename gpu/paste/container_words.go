@@ -27,8 +27,6 @@ var containerWords = []string{
 var containerParts = []string{"docker-compose", "docker compose", "容器", "コンテナ", "컨테이너"}
 
 var (
-	// matchAll is the pattern of a recogniser whose apply does the test.
-	matchAll          = regexp.MustCompile(``)
 	containerPhraseRE = regexp.MustCompile(`\b(?:inside|in|within|from|start(?:ed|ing)?|ran|run(?:ning)?|launch(?:ed|ing)?|creat(?:ed|ing)) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b`)
 	dockerLocativeRE  = regexp.MustCompile(`docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`)
 )

@@ -286,13 +286,8 @@ func (pp *parser) line(raw string) {
 		if r.hint != "" && !strings.Contains(low, r.hint) || r.anyOf != nil && !containsAnyOf(low, r.anyOf, ascii) {
 			continue
 		}
-		var m []string
-		if r.lower {
-			m = submatchLower(r.re, s)
-		} else {
-			m = r.re.FindStringSubmatch(s)
-		}
-		if m == nil {
+		m, ok := r.match(s, low)
+		if !ok {
 			continue
 		}
 		if r.format != "" {
@@ -303,6 +298,21 @@ func (pp *parser) line(raw string) {
 			return
 		}
 	}
+}
+
+// match tries r on line s (low: s lower-cased): its submatches, and
+// whether the line is r's.
+func (r *recogniser) match(s, low string) ([]string, bool) {
+	var m []string
+	switch {
+	case r.test != nil:
+		return nil, r.test(s, low)
+	case r.lower:
+		m = submatchLower(r.re, s)
+	default:
+		m = r.re.FindStringSubmatch(s)
+	}
+	return m, m != nil
 }
 
 // smiQuery reads nvidia-smi --query-gpu output: the command, its header,

@@ -15,8 +15,11 @@ type recogniser struct {
 	anyOf  []string       // or: lower-case parts one of which every such line contains
 	re     *regexp.Regexp // the line
 	lower  bool           // re is lower-case and runs on the line's ASCII lowered (faster than (?i) on prose)
-	apply  func(pp *parser, m []string, s string)
-	last   bool // a line this recogniser reads holds nothing else
+	// test, when set, says whether the line (s, and low: s lower-cased)
+	// is this recogniser's, instead of re; apply then gets no submatches.
+	test  func(s, low string) bool
+	apply func(pp *parser, m []string, s string)
+	last  bool // a line this recogniser reads holds nothing else
 }
 
 // recognisers is the table of line formats, tried in order on every
@@ -285,11 +288,7 @@ var recognisers = []recogniser{
 	// or a verb (docker部署: deployed with docker). A Compose file's GPU
 	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
-		re: matchAll, apply: func(pp *parser, m []string, s string) {
-			if namesContainer(asciiLower(s)) {
-				inContainer(pp, m, s)
-			}
-		}},
+		test: func(s, _ string) bool { return namesContainer(asciiLower(s)) }, apply: inContainer},
 	// Container and docker in Spanish, Portuguese, Russian, French and Korean, and
 	// a Compose file's GPU reservation: rarer words, tried apart.
 	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
@@ -299,17 +298,9 @@ var recognisers = []recogniser{
 	// ("deployed it with docker", "usando docker", "в docker"), or a noun
 	// after it ("the docker deployment"): words read around the literal,
 	// cheaper than alternations tried at every byte of every line.
-	{hint: "docker", re: regexp.MustCompile(`(?i)docker`), apply: func(pp *parser, m []string, s string) {
-		if dockerInWords(pp.low) {
-			inContainer(pp, m, s)
-		}
-	}},
+	{hint: "docker", test: func(_, low string) bool { return dockerInWords(low) }, apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
-	{hint: "cuda", anyOf: []string{":"}, re: matchAll, apply: func(pp *parser, m []string, s string) {
-		if cudaImageTag(asciiLower(s)) {
-			inContainer(pp, m, s)
-		}
-	}},
+	{hint: "cuda", anyOf: []string{":"}, test: func(s, _ string) bool { return cudaImageTag(asciiLower(s)) }, apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
 		apply: func(pp *parser, m []string, s string) {
 			pp.p.Scheduler = "slurm"
