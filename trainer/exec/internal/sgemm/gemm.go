@@ -1,5 +1,5 @@
-// Package sgemm is the CPU backend's SGEMM: an AVX2/FMA micro-kernel in
-// assembly on 4×16 tiles with packing, used where the CPU has those
+// Package sgemm is the CPU backend's SGEMM: AVX2/FMA micro-kernels in
+// assembly on 6×16 and 4×16 tiles with packing, used where the CPU has those
 // instructions (a separate package: Go assembly cannot live beside cgo).
 package sgemm
 
@@ -12,11 +12,12 @@ func Available() bool { return haveKernel() }
 
 // Gemm holds packing space between calls; one product runs at a time.
 type Gemm struct {
-	packA []float32   // op(A) in 4-row panels
+	packA []float32   // op(A) in panels of 6 and 4 rows (see panels)
 	work  []*gemmWork // per-goroutine packing space
 	pack  packJob
 	cols  colJob
 	dot   dotJob
+	only4 bool // 4-row panels only (a test's reference)
 }
 
 // dotK is the k from which A·Bᵀ runs as dot products (dot4x3) instead of
@@ -71,38 +72,73 @@ func (j *dotJob) Run(_, lo, hi int) {
 // gemmWork is one goroutine's packing space.
 type gemmWork struct {
 	b    []float32 // a packed 16-column panel of op(B), k×16
-	edge [64]float32
+	edge [96]float32
 }
 
 // k is cut in chunks of kc so that a packed B panel (16×kc) stays in the
 // first-level cache while every A panel streams past it.
 const kc = 256
 
-// packJob packs op(A) into 4-row panels, one panel per item.
+// layout is how op(A) is packed: full panels of h rows (6: kernel6x16;
+// 4 where a test asks for the smaller kernel alone), then, when m is not
+// a multiple of h, one tail panel of four rows (up to four rows left:
+// kernel4x16) or six, zero-padded. Every panel before row i0 is whole, so
+// the panel at row i0 starts at i0·k in the packing.
+type layout struct{ h, full, tail int }
+
+func layoutOf(m, h int) layout {
+	l := layout{h: h, full: m / h}
+	switch r := m % h; {
+	case r == 0:
+	case r <= 4:
+		l.tail = 4
+	default:
+		l.tail = 6
+	}
+	return l
+}
+
+// panels is the number of panels.
+func (l layout) panels() int { return l.full + min(l.tail, 1) }
+
+// at is panel p's first row and height.
+func (l layout) at(p int) (i0, h int) {
+	if p < l.full {
+		return l.h * p, l.h
+	}
+	return l.h * l.full, l.tail
+}
+
+// rows is the packing's height, padding included.
+func (l layout) rows() int { return l.h*l.full + l.tail }
+
+// packJob packs op(A) into panels (see panels), one panel per item.
 type packJob struct {
 	ta      bool
 	m, k    int
+	lay     layout
 	a, pack []float32
 }
 
 func (j *packJob) Run(_, lo, hi int) {
 	m, k := j.m, j.k
 	for p := lo; p < hi; p++ {
-		panel := j.pack[p*4*k : (p+1)*4*k]
-		h := min(4, m-p*4)
-		if h < 4 {
+		i0, ph := j.lay.at(p)
+		panel := j.pack[i0*k : (i0+ph)*k]
+		h := min(ph, m-i0)
+		if h < ph {
 			clear(panel)
 		}
-		for ii := 0; ii < h; ii++ {
-			i := p*4 + ii
-			if j.ta { // op(A) row i is column i of A
-				for kk := 0; kk < k; kk++ {
-					panel[kk*4+ii] = j.a[kk*m+i]
-				}
-				continue
+		if j.ta { // op(A) row i is column i of A: h floats in a row of A
+			for kk := 0; kk < k; kk++ {
+				copy(panel[kk*ph:kk*ph+h], j.a[kk*m+i0:kk*m+i0+h])
 			}
+			continue
+		}
+		for ii := 0; ii < h; ii++ {
+			i := i0 + ii
 			for kk, v := range j.a[i*k : (i+1)*k] {
-				panel[kk*4+ii] = v
+				panel[kk*ph+ii] = v
 			}
 		}
 	}
@@ -111,6 +147,7 @@ func (j *packJob) Run(_, lo, hi int) {
 // colJob computes 16-column panels of C, one panel per item.
 type colJob struct {
 	g       *Gemm
+	lay     layout
 	tb      bool
 	m, n, k int
 	b, c    []float32
@@ -195,19 +232,23 @@ func (j *colJob) panelB(w *gemmWork, k0, kl, j0, width int, inPlace bool) (*floa
 	return &pb[0], 16
 }
 
-// rows runs the micro-kernel down the panel's 4-row tiles for one k
-// chunk: acc 0 writes C, 1 adds to it. Edge tiles go through w.edge.
+// rows runs the micro-kernels down the panel's tiles of 6 (or 4) rows for
+// one k chunk: acc 0 writes C, 1 adds to it. Edge tiles go through w.edge.
 func (j *colJob) rows(w *gemmWork, k0, kl, j0, width int, bp *float32, ldb, acc int) {
 	m, n, k, C := j.m, j.n, j.k, j.c
-	for p := 0; p < (m+3)/4; p++ {
-		i0 := p * 4
-		h := min(4, m-i0)
-		ak := &j.g.packA[p*4*k+k0*4]
-		if h == 4 && width == 16 {
-			kernel4x16(kl, ak, bp, ldb, &C[i0*n+j0], n, acc)
+	for p := range j.lay.panels() {
+		i0, ph := j.lay.at(p)
+		h := min(ph, m-i0)
+		ak := &j.g.packA[i0*k+k0*ph]
+		kernel := kernel6x16
+		if ph == 4 {
+			kernel = kernel4x16
+		}
+		if h == ph && width == 16 {
+			kernel(kl, ak, bp, ldb, &C[i0*n+j0], n, acc)
 			continue
 		}
-		kernel4x16(kl, ak, bp, ldb, &w.edge[0], 16, 0)
+		kernel(kl, ak, bp, ldb, &w.edge[0], 16, 0)
 		for ii := 0; ii < h; ii++ {
 			dst := C[(i0+ii)*n+j0:][:width]
 			if acc == 0 {
@@ -222,7 +263,7 @@ func (j *colJob) rows(w *gemmWork, k0, kl, j0, width int, bp *float32, ldb, acc 
 }
 
 // Run computes C (m×n) = op(A)·op(B) + beta·C, row-major, with the
-// AVX2/FMA micro-kernel on 4×16 tiles: op(A) is packed in 4-row panels,
+// AVX2/FMA micro-kernels on 6×16 and 4×16 tiles: op(A) is packed in panels of 6 rows,
 // op(B) in 16-column panels (read in place when A is one panel). The
 // panels are shared out through pool; nothing is allocated once the
 // packing space has grown. It panics where Available is false.
@@ -237,17 +278,22 @@ func (g *Gemm) Run(pool *par.Pool, ta, tb bool, m, n, k int, A, B, C []float32, 
 		g.dot = dotJob{}
 		return
 	}
-	mp := (m + 3) / 4
-	if cap(g.packA) < mp*4*k {
-		g.packA = make([]float32, mp*4*k)
+	// Six-row panels unless they pad more rows than four-row ones (m =
+	// 32: 36 rows against 32; the 6-row kernel gains less than that).
+	lay := layoutOf(m, 6)
+	if l4 := layoutOf(m, 4); g.only4 || l4.rows() < lay.rows() {
+		lay = l4
+	}
+	if need := lay.rows() * k; cap(g.packA) < need {
+		g.packA = make([]float32, need)
 	}
 	g.packA = g.packA[:cap(g.packA)]
 	for len(g.work) < par.Threads() {
 		g.work = append(g.work, &gemmWork{})
 	}
-	g.pack = packJob{ta: ta, m: m, k: k, a: A, pack: g.packA}
-	pool.For(mp, max(1, 4096/max(4*k, 1)), &g.pack)
-	g.cols = colJob{g: g, tb: tb, m: m, n: n, k: k, b: B, c: C[:m*n], beta: beta}
+	g.pack = packJob{ta: ta, m: m, k: k, lay: lay, a: A, pack: g.packA}
+	pool.For(lay.panels(), max(1, 4096/max(6*k, 1)), &g.pack)
+	g.cols = colJob{g: g, lay: lay, tb: tb, m: m, n: n, k: k, b: B, c: C[:m*n], beta: beta}
 	// Whole runs of neighbouring panels per chunk: goroutines writing
 	// interleaved 64-byte panels of C fight over cache lines.
 	np := (n + 15) / 16

@@ -14,15 +14,16 @@ import (
 func TestGemmMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	sizes := [][3]int{{1, 1, 1}, {4, 16, 8}, {5, 17, 3}, {6, 50, 25}, {64, 120, 400}, {16, 150, 333}, {3, 2, 0}, {130, 33, 70},
-		{6, 25, 2049}, {16, 150, 1024}, {1, 1, 256}, {7, 8, 263}} // the last four: A·Bᵀ as dot products (k ≥ dotK)
+		{11, 40, 30}, {32, 33, 9}, {6, 25, 2049}, {16, 150, 1024}, {1, 1, 256}, {7, 8, 263}} // the last four: A·Bᵀ as dot products (k ≥ dotK)
 	if !Available() {
 		t.Log("no AVX2/FMA on this CPU: the kernel is not used here")
 		return
 	}
-	var g Gemm
 	var pool par.Pool
 	defer pool.Close()
-	{
+	for _, only4 := range []bool{false, true} { // 6-row panels, and the 4-row reference
+		var g Gemm
+		g.UseOnly4(only4)
 		for _, s := range sizes {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
@@ -63,7 +64,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 						g.Run(&pool, ta, tb, m, n, k, A, B, C, beta)
 						for i, w := range want {
 							if d := math.Abs(float64(C[i]) - w); d > 1e-4*(1+math.Abs(w))*math.Sqrt(float64(k+1)) {
-								t.Fatalf("%dx%dx%d ta %v tb %v beta %v: C[%d] = %v, want %v", m, n, k, ta, tb, beta, i, C[i], w)
+								t.Fatalf("%dx%dx%d ta %v tb %v beta %v (4-row panels only %v): C[%d] = %v, want %v", m, n, k, ta, tb, beta, only4, i, C[i], w)
 							}
 						}
 					}
