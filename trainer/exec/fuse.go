@@ -12,7 +12,7 @@ import (
 // its first node (the anchor); the group's other nodes are skipped. Only
 // nodes whose every user is in the group are left without a buffer.
 type fusion struct {
-	kind  string   // "apply", "conv", "poolgrad" or "sum"
+	kind  string   // "apply", "conv", "poolgrad", "sum", "normsilu" or "normsilugrad"
 	out   *G.Node  // the node whose value the kernel writes
 	mask  *G.Node  // a ReLU's mask node, written too (nil: no ReLU)
 	in    *G.Node  // apply: the input
@@ -22,6 +22,7 @@ type fusion struct {
 	c     int      //
 	x     *G.Node  // sum: the input
 	along []int    // sum: its axes in x's shape
+	na    *normAct // normsilu, normsilugrad: the block
 	nodes []string // what was fused, for Program.Fused
 }
 
@@ -177,6 +178,8 @@ func (p *planner) fuse(live []*G.Node) {
 		}
 		return nil, nil, nil, 0, 0, false
 	}
+	// Conv-BN-SiLU blocks' batch norms, scales, shifts and SiLUs.
+	p.fuseNormSiLU(live, fuseKit{cons: cons, taken: taken, splitBcast: splitBcast, group: group, used: used})
 	// Convolutions with a ReLU.
 	for _, n := range live {
 		if _, ok := n.Op().(ConvOp); !ok || taken(n) {
@@ -395,5 +398,7 @@ func (p *planner) planFusion(i int, n *G.Node, f *fusion) {
 		if !p.sum(i, n, f.out, f.x, f.along, name) {
 			p.fail("%s cannot run as one sum", name)
 		}
+	case "normsilu", "normsilugrad":
+		p.planNormSiLU(i, n, f, name)
 	}
 }

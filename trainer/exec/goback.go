@@ -51,6 +51,8 @@ type goJobs struct {
 	maxPoolGrad maxPoolGradJob
 	bn          bnJob
 	bnGrad      bnGradJob
+	normSiLU    normSiLUJob
+	normSiLUGd  normSiLUGradJob
 	im2col      im2colJob
 	col2im      col2imJob
 	swap        swapJob

@@ -869,13 +869,23 @@ func (p *planner) poolGrad(i int, d, out *G.Node, mask *G.Node) bool {
 // norm plans a batch-norm op: its running statistics are shared with
 // another program (Options.BNRunning) or uploaded from the op.
 func (p *planner) norm(i int, n *G.Node, bn NormOp, s tensor.Shape, x Buf) {
+	nm, running, save, training := p.normBufs(bn, s)
+	out := p.out(n)
+	be := p.be
+	p.add(n.Op().String(), func() { be.BatchNorm(x, out, save, running, nm, training) })
+	p.release(i, n)
+}
+
+// normBufs places a batch norm's running statistics (shared with another
+// program through Options.BNRunning, or uploaded from the op) and the
+// buffer its gradient reads the batch's statistics from.
+func (p *planner) normBufs(bn NormOp, s tensor.Shape) (nm Norm, running, save Buf, training bool) {
 	momentum, eps, training := bn.NormParams()
-	nm := Norm{N: s[0], C: s[1], HW: size(s[2:]), Momentum: momentum, Epsilon: eps}
-	var running Buf
+	nm = Norm{N: s[0], C: s[1], HW: size(s[2:]), Momentum: momentum, Epsilon: eps}
 	if p.opts.BNRunning != nil {
 		if p.bnIndex >= len(p.opts.BNRunning) {
 			p.fail("more batch-norm ops than shared statistics")
-			return
+			return nm, NoBuf, NoBuf, training
 		}
 		running = p.opts.BNRunning[p.bnIndex]
 	} else {
@@ -885,14 +895,11 @@ func (p *planner) norm(i int, n *G.Node, bn NormOp, s tensor.Shape, x Buf) {
 		}
 	}
 	p.bnIndex++
-	save := p.alloc(2 * nm.C)
+	save = p.alloc(2 * nm.C)
 	p.bnSave[bn] = save
 	p.prog.BNOps = append(p.prog.BNOps, bn)
 	p.prog.BNRunning = append(p.prog.BNRunning, running)
-	out := p.out(n)
-	be := p.be
-	p.add(n.Op().String(), func() { be.BatchNorm(x, out, save, running, nm, training) })
-	p.release(i, n)
+	return nm, running, save, training
 }
 
 func poolOf(op G.Op, in, out tensor.Shape) (Pool, bool) {

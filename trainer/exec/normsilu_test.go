@@ -1,0 +1,96 @@
+package exec_test
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"gpuwizard/trainer/exec"
+	"gpuwizard/trainer/model"
+)
+
+// unfused is the Go backend seen only through Backend: the planner finds
+// no NormSiLUer and plans the graph's ops one by one.
+type unfused struct{ exec.Backend }
+
+// TestNormSiLUFusedMatchesUnfused trains the detector on the Go backend
+// with its conv-BN-SiLU blocks fused (one kernel each way per block) and
+// without, from the same start on the same batches: every block must be
+// fused, and the losses, gradients, parameters and batch-norm statistics
+// must agree to float32 rounding step after step.
+func TestNormSiLUFusedMatchesUnfused(t *testing.T) {
+	spec := model.Spec{Kind: model.DetN, Channels: 3, Height: 48, Width: 48, Classes: 3}
+	run := func(be exec.Backend) (losses []float32, grads, params [][]float32, stats [][]float32, fused []string) {
+		net, err := model.Build(spec, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, eg := net.ExecGraphs()
+		tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "sgd", Momentum: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		rng := rand.New(rand.NewSource(7))
+		for range 4 {
+			x, y := net.RandomBatch(rng)
+			loss, _, err := tr.Step(x, y, 1e-2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, loss)
+		}
+		train, _ := tr.Programs()
+		for _, sz := range train.ParamSize {
+			grads = append(grads, make([]float32, sz))
+			params = append(params, make([]float32, sz))
+		}
+		if err := tr.Grads(grads); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.ReadParams(params); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range train.BNOps {
+			stats = append(stats, append([]float32(nil), op.NormRunning()...))
+		}
+		return losses, grads, params, stats, train.Fused
+	}
+	l1, g1, p1, s1, fused := run(exec.NewGoBackend())
+	l0, g0, p0, s0, plain := run(unfused{exec.NewGoBackend()})
+	n := 0
+	for _, f := range fused {
+		if strings.Contains(f, "BatchNorm") && strings.Contains(f, "SiLU") {
+			n++
+		}
+	}
+	if len(s1) == 0 || n != 2*len(s1) {
+		t.Fatalf("%d of %d batch norms fused each way: %q", n/2, len(s1), fused)
+	}
+	for _, f := range plain {
+		if strings.Contains(f, "SiLU") {
+			t.Fatalf("a backend without NormSiLU got a fused block: %q", f)
+		}
+	}
+	near := func(what string, a, b []float32, tol float64) {
+		t.Helper()
+		var scale float64
+		for _, v := range b {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		for i := range b {
+			if d := math.Abs(float64(a[i]) - float64(b[i])); d > tol*(scale+1e-6) || math.IsNaN(float64(a[i])) {
+				t.Fatalf("%s[%d]: fused %v, unfused %v", what, i, a[i], b[i])
+			}
+		}
+	}
+	near("losses", l1, l0, 1e-5)
+	for i := range g0 {
+		near("gradient", g1[i], g0[i], 1e-3)
+		near("parameter", p1[i], p0[i], 1e-4)
+	}
+	for i := range s0 {
+		near("batch-norm statistics", s1[i], s0[i], 1e-4)
+	}
+}
