@@ -33,6 +33,14 @@ type ConvScratcher interface {
 	ConvScratch() int
 }
 
+// ColumnKeeper is a backend on which unfolding a strided convolution's
+// images costs more than keeping its columns from the forward pass to the
+// filter gradient: StridedColumns is how many floats of such columns it
+// keeps, all convolutions together (in graph order, whole convolutions).
+type ColumnKeeper interface {
+	StridedColumns() int
+}
+
 // DefaultConvScratch is the columns' budget, in floats, of a backend that
 // does not choose (4 MiB: a part's columns stay in the CPU's caches
 // between the unfolding and the GEMM).

@@ -94,3 +94,75 @@ func TestNormSiLUFusedMatchesUnfused(t *testing.T) {
 		near("batch-norm statistics", s1[i], s0[i], 1e-4)
 	}
 }
+
+// noKeep is the Go backend keeping no strided convolution's columns.
+type noKeep struct{ *exec.GoBackend }
+
+func (noKeep) StridedColumns() int { return 0 }
+
+// TestStridedColumnsKept cuts the detector's convolutions into parts of
+// one image and checks that the Go backend keeps its strided
+// convolutions' columns (a view per part) and trains bit for bit as
+// without them.
+func TestStridedColumnsKept(t *testing.T) {
+	spec := model.Spec{Kind: model.DetN, Channels: 3, Height: 48, Width: 48, Classes: 3}
+	run := func(be exec.Backend, gb *exec.GoBackend) ([]float32, [][]float32, []string) {
+		gb.SetConvScratch(20000) // one image a part: 27×576 floats of columns each
+		net, err := model.Build(spec, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, eg := net.ExecGraphs()
+		tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "adam"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		rng := rand.New(rand.NewSource(3))
+		var losses []float32
+		for range 3 {
+			x, y := net.RandomBatch(rng)
+			loss, _, err := tr.Step(x, y, 1e-2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, loss)
+		}
+		train, _ := tr.Programs()
+		grads := make([][]float32, len(train.ParamSize))
+		for i, sz := range train.ParamSize {
+			grads[i] = make([]float32, sz)
+		}
+		if err := tr.Grads(grads); err != nil {
+			t.Fatal(err)
+		}
+		return losses, grads, train.Kept
+	}
+	a := exec.NewGoBackend()
+	la, ga, kept := run(a, a)
+	b := exec.NewGoBackend()
+	lb, gb, none := run(noKeep{b}, b)
+	strided := func(names []string) (n int) {
+		for _, s := range names {
+			if strings.Contains(s, "/2(") {
+				n++
+			}
+		}
+		return n
+	}
+	if strided(kept) != 3 || strided(none) != 0 {
+		t.Fatalf("kept the columns of %q (want the three strided convolutions) and, without StridedColumns, of %q", kept, none)
+	}
+	for i := range lb {
+		if la[i] != lb[i] {
+			t.Fatalf("step %d: loss %v keeping columns, %v unfolding again", i, la[i], lb[i])
+		}
+	}
+	for i := range gb {
+		for j := range gb[i] {
+			if ga[i][j] != gb[i][j] {
+				t.Fatalf("gradient %d[%d]: %v keeping columns, %v unfolding again", i, j, ga[i][j], gb[i][j])
+			}
+		}
+	}
+}

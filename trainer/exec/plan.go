@@ -96,6 +96,7 @@ type Program struct {
 	Names     []string // one per step, for events and tests
 	Fallbacks []string // ops run through gorgonia on the CPU, with copies
 	Fused     []string // what the planner fused, one line per kernel
+	Kept      []string // convolutions whose columns wait for their filter gradient
 	inputs    []Buf    // views of InBlock
 	inSize    []int
 	InOff     []int // each input's offset in InBlock
@@ -152,9 +153,9 @@ type planner struct {
 	live             []*G.Node
 	spare            []spareBuf // another program's free buffers, to take before allocating
 	scratchBufs      []spareBuf
-	keep             map[ConvOp]bool // convolutions that keep their columns for the filter gradient
-	kept             map[ConvOp]Buf  // and those columns
-	poolIdx          map[int64]Buf   // a max-pool node's winners, kept for its gradient
+	keep             map[ConvOp]bool  // convolutions that keep their columns for the filter gradient
+	kept             map[ConvOp][]Buf // and those columns, a view per part
+	poolIdx          map[int64]Buf    // a max-pool node's winners, kept for its gradient
 	opts             Options
 	err              error
 }
@@ -207,7 +208,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
 		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
 		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{},
-		poolIdx: map[int64]Buf{}, budget: convScratch(be), keep: map[ConvOp]bool{}, kept: map[ConvOp]Buf{},
+		poolIdx: map[int64]Buf{}, budget: convScratch(be), keep: map[ConvOp]bool{}, kept: map[ConvOp][]Buf{},
 		prog: &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, cols: NoBuf, tmpA: NoBuf, tmpT: NoBuf}
 	if opts.reuse != nil {
 		p.spare = append(p.spare, opts.reuse.spare...)
@@ -1027,13 +1028,24 @@ func (p *planner) parts(g Conv, img, dimg, out Buf, ep Epilogue) []convPart {
 // columns never hold the whole batch: at 48×48 a 32-channel layer's
 // columns are 2.6 MB an image, 170 MB for a batch of 64. A convolution
 // whose batch is one part keeps its columns (at most the budget) for its
-// filter gradient, which then need not unfold the images again.
+// filter gradient, which then need not unfold the images again; so do
+// strided convolutions, whose unfolding gathers every other float, within
+// what a ColumnKeeper backend allows, a view per part.
 func (p *planner) scratch(live []*G.Node) {
 	var cols, a, t int
+	strided := 0 // floats of strided convolutions' columns the backend keeps
+	if k, ok := p.be.(ColumnKeeper); ok {
+		strided = k.StridedColumns()
+	}
 	for _, n := range live {
 		if op, ok := n.Op().(ConvGradOp); ok && !p.skip[n.ID()] && op.ConvGradWhich() == 1 {
-			if g := convOf(op.ConvForward()); partImages(g, p.budget) == g.N {
+			g := convOf(op.ConvForward())
+			switch sz := g.KDim() * g.N * g.PDim(); {
+			case partImages(g, p.budget) == g.N:
 				p.keep[op.ConvForward()] = true
+			case g.S() > 1 && sz <= strided:
+				p.keep[op.ConvForward()] = true
+				strided -= sz
 			}
 		}
 	}
@@ -1082,16 +1094,25 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epi
 		ep.Bias = in[2]
 	}
 	ps := p.parts(g, x, NoBuf, o, ep)
-	be, cols, tmpA, P := p.be, p.cols, p.tmpA, g.PDim()
+	be, tmpA, P := p.be, p.tmpA, g.PDim()
+	cols := make([]Buf, len(ps)) // each part's columns
+	for k := range cols {
+		cols[k] = p.cols
+	}
 	if p.keep[c] {
-		cols = p.alloc(g.KDim() * g.N * P)
+		all := p.alloc(g.KDim() * g.N * P)
+		p.prog.Kept = append(p.prog.Kept, n.Op().String())
+		for k, n0 := 0, 0; k < len(ps); k++ {
+			cols[k] = p.view(all, g.KDim()*n0*P, g.KDim()*ps[k].g.N*P)
+			n0 += ps[k].g.N
+		}
 		p.kept[c] = cols
 	}
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
 		for k := range ps {
 			pt := &ps[k]
-			be.Im2col(pt.img, cols, pt.g)
-			be.Gemm(false, false, g.O, pt.g.N*P, g.KDim(), w, cols, tmpA, 0)
+			be.Im2col(pt.img, cols[k], pt.g)
+			be.Gemm(false, false, g.O, pt.g.N*P, g.KDim(), w, cols[k], tmpA, 0)
 			be.Swap01(tmpA, pt.out, g.O, pt.g.N, P, pt.ep)
 		}
 	})
@@ -1133,16 +1154,17 @@ func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 		}
 		name += " + " + fmt.Sprintf("%v", m.Op())
 	}
-	cols, kept, unfold := p.cols, NoBuf, true
+	cols, unfold := p.cols, true
+	var kept []Buf
+	ps := p.parts(g, x, dx, dy, Plain())
 	if dw != NoBuf && p.keep[fwd] {
 		k, ok := p.kept[fwd]
-		if !ok {
+		if !ok || len(k) != len(ps) {
 			p.fail("the gradient %v has no forward convolution", n.Op())
 			return
 		}
 		kept, unfold = k, false
 	}
-	ps := p.parts(g, x, dx, dy, Plain())
 	P, KD := g.PDim(), g.KDim()
 	p.add(name, func() {
 		for k := range ps {
@@ -1160,7 +1182,7 @@ func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 					be.Im2col(pt.img, cols, pt.g)
 					be.Gemm(false, true, g.O, KD, nP, pt.t, cols, dw, pt.beta)
 				} else {
-					be.Gemm(false, true, g.O, KD, nP, pt.t, kept, dw, pt.beta)
+					be.Gemm(false, true, g.O, KD, nP, pt.t, kept[k], dw, pt.beta)
 				}
 			}
 		}
