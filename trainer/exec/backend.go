@@ -83,6 +83,22 @@ func (c Conv) PDim() int { return c.OH * c.OW }
 type Norm struct {
 	N, C, HW          int
 	Momentum, Epsilon float32
+	// Part, where not 0, says x (and dz, dx) of NormSiLU and
+	// NormSiLUGrad lie as the convolution before them computes them:
+	// the batch in parts of Part images (the last may hold fewer), each
+	// part C × (its images·HW) (see Norm.Plane).
+	Part int
+}
+
+// Plane is where image n's values of channel c start: N×C×HW, or in
+// parts (see Part).
+func (p Norm) Plane(n, c int) int {
+	if p.Part == 0 {
+		return (n*p.C + c) * p.HW
+	}
+	n0 := n / p.Part * p.Part
+	nk := min(p.Part, p.N-n0)
+	return (n0*p.C+c*nk)*p.HW + (n-n0)*p.HW
 }
 
 // Det is the geometry of a detection head and its loss (see DetLoss): the

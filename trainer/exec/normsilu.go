@@ -16,10 +16,12 @@ type NormSiLUer interface {
 	// NormSiLU writes y = SiLU(x̂·γ + β), x̂ = (x − mean)/σ with the batch's
 	// statistics, which it saves (mean, then 1/σ: 2·C) and folds into
 	// running, as BatchNorm does in training. gamma and beta hold C floats.
+	// x lies as p.Part says; y is N×C×HW.
 	NormSiLU(x, gamma, beta, y, save, running Buf, p Norm)
 	// NormSiLUGrad writes, from x, the gradient dy of y and save, the
 	// gradient dz of the SiLU's input, dx, and the gradients of γ and β
-	// (C floats each, overwritten).
+	// (C floats each, overwritten). x, dz and dx lie as p.Part says; dy
+	// is N×C×HW.
 	NormSiLUGrad(x, dy, gamma, beta, save, dz, dx, dgamma, dbeta Buf, p Norm)
 }
 
@@ -41,11 +43,11 @@ func (j *normSiLUJob) Run(_, lo, hi int) {
 		mean, inv := normStats(j.x, j.save, j.running, p, c)
 		sc, sh := normAffine(mean, inv, j.gamma[c], j.beta[c])
 		for n := 0; n < p.N; n++ {
-			off := (n*p.C + c) * p.HW
+			xo, yo := p.Plane(n, c), (n*p.C+c)*p.HW
 			for k := 0; k < p.HW; k += normChunk {
 				w := min(normChunk, p.HW-k)
-				vmath.ScaleShift(t[:w], j.x[off+k:off+k+w], sc, sh)
-				vmath.SiLU(j.y[off+k:off+k+w], t[:w])
+				vmath.ScaleShift(t[:w], j.x[xo+k:xo+k+w], sc, sh)
+				vmath.SiLU(j.y[yo+k:yo+k+w], t[:w])
 			}
 		}
 	}
@@ -65,11 +67,11 @@ func normStats(X, S, R []float32, p Norm, c int) (mean, inv float32) {
 	n := float64(p.N * p.HW)
 	var s, ss float64
 	for b := 0; b < p.N; b++ {
-		s += vmath.Sum64(X[(b*p.C+c)*p.HW:][:p.HW])
+		s += vmath.Sum64(X[p.Plane(b, c):][:p.HW])
 	}
 	mean = float32(s / n)
 	for b := 0; b < p.N; b++ {
-		ss += vmath.SqDev64(X[(b*p.C+c)*p.HW:][:p.HW], mean)
+		ss += vmath.SqDev64(X[p.Plane(b, c):][:p.HW], mean)
 	}
 	inv = 1 / math32.Sqrt(float32(ss/n)+p.Epsilon)
 	S[c], S[p.C+c] = mean, inv
@@ -106,12 +108,12 @@ func (j *normSiLUGradJob) Run(_, lo, hi int) {
 		sc, sh := normAffine(mean, inv, gc, j.beta[c])
 		var sum, dot float64
 		for b := 0; b < p.N; b++ {
-			off := (b*p.C + c) * p.HW
+			off, yo := p.Plane(b, c), (b*p.C+c)*p.HW
 			for k := 0; k < p.HW; k += normChunk {
 				w := min(normChunk, p.HW-k)
 				xs, uu, dz := j.x[off+k:off+k+w], u[:w], j.dz[off+k:off+k+w]
 				vmath.ScaleShift(uu, xs, sc, sh)
-				vmath.SiLUGrad(dz, uu, j.dy[off+k:off+k+w])
+				vmath.SiLUGrad(dz, uu, j.dy[yo+k:yo+k+w])
 				s, d := vmath.SumDot64(dz, xs, mean)
 				sum, dot = sum+s, dot+d
 			}
@@ -124,7 +126,7 @@ func (j *normSiLUGradJob) Run(_, lo, hi int) {
 			gv[i] = gc
 		}
 		for b := 0; b < p.N; b++ {
-			off := (b*p.C + c) * p.HW
+			off := p.Plane(b, c)
 			for k0 := 0; k0 < p.HW; k0 += normChunk {
 				w := min(normChunk, p.HW-k0)
 				uu := u[:w]

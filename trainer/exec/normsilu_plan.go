@@ -48,7 +48,31 @@ func (p *planner) fuseNormSiLU(live []*G.Node, k fuseKit) {
 		k.group(na.dz, &fusion{kind: "normsilugrad", na: na, out: na.dx, nodes: []string{"∂(" + name + ")"}}, na.bwd...)
 		k.used[[2]int64{na.scale.ID(), na.fwd[0].ID()}] = true
 		k.used[[2]int64{na.scale.ID(), na.product.ID()}] = true
+		if part := p.partOf(na, k); part > 0 {
+			p.parted[na.x.ID()], p.parted[na.dx.ID()] = part, part
+		}
 	}
+}
+
+// partOf says in parts of how many images the block's x and dx may stay
+// as the convolution before it computes them (0: N×C×HW): x must be a
+// convolution without bias whose only readers are the batch norm and its
+// gradient, and dx read only by that convolution's image and filter
+// gradients.
+func (p *planner) partOf(na *normAct, k fuseKit) int {
+	c, ok := na.x.Op().(ConvOp)
+	if !ok || len(children(p.g.G, na.x)) != 2 || k.taken(na.x) || !p.only(na.x, 2, k) {
+		return 0
+	}
+	for _, r := range k.cons[na.dx.ID()] {
+		if cg, ok := r.Op().(ConvGradOp); !ok || cg.ConvForward() != c || cg.ConvGradWhich() == 2 {
+			return 0
+		}
+	}
+	if len(k.cons[na.dx.ID()]) != p.users[na.dx.ID()] {
+		return 0
+	}
+	return partImages(convOf(c), p.budget)
 }
 
 // matchNormSiLU finds the block whose batch norm is node b.
@@ -224,6 +248,7 @@ func (p *planner) planNormSiLU(i int, n *G.Node, f *fusion, name string) {
 	x, gm, bt := p.bufOf(na.x), p.bufOf(na.gamma), p.bufOf(na.beta)
 	if f.kind == "normsilu" {
 		nm, running, save, _ := p.normBufs(na.bn, na.xhat.Shape())
+		nm.Part = p.parted[na.x.ID()]
 		y := p.out(na.y)
 		p.add(name, func() { be.NormSiLU(x, gm, bt, y, save, running, nm) })
 		p.release(i, n)
@@ -235,7 +260,7 @@ func (p *planner) planNormSiLU(i int, n *G.Node, f *fusion, name string) {
 		return
 	}
 	s := na.xhat.Shape()
-	nm := Norm{N: s[0], C: s[1], HW: size(s[2:])}
+	nm := Norm{N: s[0], C: s[1], HW: size(s[2:]), Part: p.parted[na.x.ID()]}
 	dy := p.bufOf(na.dy)
 	dz, dx, dg, db := p.out(na.dz), p.out(na.dx), p.out(na.dgamma), p.out(na.dbeta)
 	p.add(name, func() { be.NormSiLUGrad(x, dy, gm, bt, save, dz, dx, dg, db, nm) })

@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -20,9 +21,18 @@ type unfused struct{ exec.Backend }
 // fused, and the losses, gradients, parameters and batch-norm statistics
 // must agree to float32 rounding step after step.
 func TestNormSiLUFusedMatchesUnfused(t *testing.T) {
+	// Whole batches (the convolutions' outputs C × N·P), and parts of two
+	// images and one (31,104 floats of columns: two images of the first
+	// convolution, one of the second).
+	for _, scratch := range []int{0, 31104} {
+		t.Run(fmt.Sprintf("scratch %d", scratch), func(t *testing.T) { testNormSiLUFused(t, scratch) })
+	}
+}
+
+func testNormSiLUFused(t *testing.T, scratch int) {
 	spec := model.Spec{Kind: model.DetN, Channels: 3, Height: 48, Width: 48, Classes: 3}
 	run := func(be exec.Backend) (losses []float32, grads, params [][]float32, stats [][]float32, fused []string) {
-		net, err := model.Build(spec, 4, 1)
+		net, err := model.Build(spec, 5, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +67,9 @@ func TestNormSiLUFusedMatchesUnfused(t *testing.T) {
 		}
 		return losses, grads, params, stats, train.Fused
 	}
-	l1, g1, p1, s1, fused := run(exec.NewGoBackend())
+	gb := exec.NewGoBackend()
+	gb.SetConvScratch(scratch)
+	l1, g1, p1, s1, fused := run(gb)
 	l0, g0, p0, s0, plain := run(unfused{exec.NewGoBackend()})
 	n := 0
 	for _, f := range fused {

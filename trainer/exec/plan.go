@@ -155,9 +155,14 @@ type planner struct {
 	scratchBufs      []spareBuf
 	keep             map[ConvOp]bool  // convolutions that keep their columns for the filter gradient
 	kept             map[ConvOp][]Buf // and those columns, a view per part
-	poolIdx          map[int64]Buf    // a max-pool node's winners, kept for its gradient
-	opts             Options
-	err              error
+	// convolution outputs (and their gradients) left as the GEMM writes
+	// them, in parts of this many images, each part C × its images·P
+	// (Norm.Part): a fused batch norm reads them so, and the
+	// convolution's gradient takes them so, with no permutation.
+	parted  map[int64]int
+	poolIdx map[int64]Buf // a max-pool node's winners, kept for its gradient
+	opts    Options
+	err     error
 }
 
 func size(s tensor.Shape) int {
@@ -208,7 +213,7 @@ func Compile(be Backend, g Graph, opts Options) (*Program, error) {
 		pinned: map[int64]bool{}, released: map[int64]bool{}, free: map[int][]Buf{}, last: map[int64]int{},
 		pos: map[int64]int{}, users: map[int64]int{}, skip: map[int64]bool{}, fused: map[int64]*fusion{},
 		gradView: map[int64]Buf{}, konst: map[int64]G.Value{}, opts: opts, bnSave: map[NormOp]Buf{},
-		poolIdx: map[int64]Buf{}, budget: convScratch(be), keep: map[ConvOp]bool{}, kept: map[ConvOp][]Buf{},
+		poolIdx: map[int64]Buf{}, budget: convScratch(be), keep: map[ConvOp]bool{}, kept: map[ConvOp][]Buf{}, parted: map[int64]int{},
 		prog: &Program{be: be, Extra: NoBuf, ParamBlock: NoBuf, GradBlock: NoBuf, InBlock: NoBuf}, cols: NoBuf, tmpA: NoBuf, tmpT: NoBuf}
 	if opts.reuse != nil {
 		p.spare = append(p.spare, opts.reuse.spare...)
@@ -1108,10 +1113,15 @@ func (p *planner) conv(i int, n *G.Node, c ConvOp, in []Buf, out *G.Node, ep Epi
 		}
 		p.kept[c] = cols
 	}
+	parted := p.parted[out.ID()] > 0
 	p.add(fmt.Sprintf("%v", n.Op()), func() {
 		for k := range ps {
 			pt := &ps[k]
 			be.Im2col(pt.img, cols[k], pt.g)
+			if parted { // the product is the part's output
+				be.Gemm(false, false, g.O, pt.g.N*P, g.KDim(), w, cols[k], pt.out, 0)
+				continue
+			}
 			be.Gemm(false, false, g.O, pt.g.N*P, g.KDim(), w, cols[k], tmpA, 0)
 			be.Swap01(tmpA, pt.out, g.O, pt.g.N, P, pt.ep)
 		}
@@ -1157,6 +1167,11 @@ func (p *planner) convGrad(i int, n *G.Node, c ConvGradOp, in []Buf) {
 	cols, unfold := p.cols, true
 	var kept []Buf
 	ps := p.parts(g, x, dx, dy, Plain())
+	if p.parted[children(p.g.G, n)[2].ID()] > 0 { // dy lies as the product did
+		for k := range ps {
+			ps[k].t, ps[k].swap = ps[k].out, false
+		}
+	}
 	if dw != NoBuf && p.keep[fwd] {
 		k, ok := p.kept[fwd]
 		if !ok || len(k) != len(ps) {
