@@ -23,6 +23,8 @@ var convShapes = []struct {
 	{"fwd-first", false, false, 16, 32768, 27},
 	{"dw-stage2", false, true, 32, 288, 3072},
 	{"dw-stage3", false, true, 64, 576, 1792},
+	{"dw-down2", false, true, 32, 144, 6144},
+	{"dw-first", false, true, 16, 27, 32768},
 }
 
 // BenchmarkConvShapes: the nano detector's convolution products at 128
