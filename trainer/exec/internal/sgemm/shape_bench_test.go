@@ -25,6 +25,9 @@ var convShapes = []struct {
 	{"dw-stage3", false, true, 64, 576, 1792},
 	{"dw-down2", false, true, 32, 144, 6144},
 	{"dw-first", false, true, 16, 27, 32768},
+	{"fwd-stage3-320", false, false, 64, 1600, 576},
+	{"fwd-stage2-320", false, false, 32, 6400, 288},
+	{"dx-stage3-320", true, false, 576, 1600, 64},
 }
 
 // BenchmarkConvShapes: the nano detector's convolution products at 128
