@@ -28,6 +28,8 @@ var convShapes = []struct {
 	{"fwd-stage3-320", false, false, 64, 1600, 576},
 	{"fwd-stage2-320", false, false, 32, 6400, 288},
 	{"dx-stage3-320", true, false, 576, 1600, 64},
+	{"dw-stage2-320", false, true, 32, 288, 6400},
+	{"dw-stage3-320", false, true, 64, 576, 1600},
 }
 
 // BenchmarkConvShapes: the nano detector's convolution products at 128
