@@ -163,7 +163,7 @@ var (
 	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
 	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
 	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b`, "jupyterhub", "jupyter hub", "binderhub", "binder hub", "mybinder")
-	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b|\b(?:on|to|in|into|onto) (?:an? |my |the |aws )?ec2\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
 		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
@@ -178,6 +178,16 @@ var (
 	// g4dn.xlarge, p3.2xlarge; GCP's a2-highgpu).
 	gpuInstanceRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|gr6|p2|p3|p3dn|p4d|p4de|p5e?)\.(?:\d*xlarge|large|metal)\b|\ba[23]-(?:highgpu|megagpu|ultragpu)\b|\bg2-standard\b`,
 		"g4dn.", "g4ad.", "g5.", "g5g.", "g6.", "g6e.", "gr6.", "p2.", "p3.", "p3dn.", "p4d.", "p4de.", "p5.", "p5e.", "highgpu", "megagpu", "ultragpu", "g2-standard")
+	// serverlessRE: a serverless or app platform, which runs code on
+	// CPUs only (AWS Lambda, Cloud Functions, Azure Functions, Heroku,
+	// Streamlit Cloud); Lambda Labs, a GPU cloud, is not one.
+	serverlessRE = mustCue(`\baws lambda\b|\blambda functions?\b|\bcloud functions?\b|\bazure functions?\b|\bheroku\b|\bstreamlit (?:community )?cloud\b`,
+		"lambda", "cloud function", "azure function", "heroku", "streamlit")
+	// noDeviceRE: the machine shows no NVIDIA device at all (not a driver
+	// that fails): the kernel module finds no device to bind, nvidia-smi
+	// finds none, or the person says the machine has no CUDA GPU.
+	noDeviceRE = mustCue(`could not insert '?nvidia'?: no such device|\bno devices were found\b|\bno cuda gpus are available\b|\bno cuda-capable device\b|\b(?:don't|do not|doesn't|does not|didn't|did not) have (?:a |any )?(?:cuda |nvidia )?gpus?\b|\bno gpus? (?:is |was )?(?:found|detected|available|attached)\b`,
+		"no such device", "no devices were found", "no cuda gpus", "no cuda-capable", "have a", "have any", "have cuda", "have nvidia", "have gpu", "no gpu")
 	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
 )
 
@@ -201,6 +211,9 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	if q := r.quote(ciRE); q != "" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
 	}
+	if q := j.serverless(); q != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a serverless or app platform runs code on CPUs only; a GPU needs a GPU instance or a GPU service"}}
+	}
 	q := r.quote(cloudRE)
 	if q == "" {
 		if t := r.quote(gpuInstanceRE); t != "" {
@@ -222,6 +235,12 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	}
 	if t := r.quote(gpuVMRE); t != "" {
 		return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+	}
+	if t := r.quote(noDeviceRE); t != "" {
+		// The machine shows no NVIDIA device at all, and no GPU instance
+		// type is named: the instance was created without a GPU.
+		return []cue{{gpu.CauseWSLOrContainer, 4, said(q) + `; "` + t + `": a cloud machine that shows no NVIDIA device has no GPU attached (its instance type has none)`},
+			{gpu.CauseDriverMissing, 0.5, said(q) + ": or a GPU instance whose driver is not loaded"}}
 	}
 	return []cue{{gpu.CauseDriverMissing, 1.5, said(q) + ": a cloud machine: its image may lack the driver"},
 		{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a cloud machine: its instance type may have no GPU attached"}}
@@ -248,6 +267,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	var out []cue
 	if f.Host.WSL > 0 && j.noDriverSeen() {
 		out = append(out, cue{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL: the GPU comes from the Windows driver, through /usr/lib/wsl/lib"})
+		if q := r.quote(linuxDriverRE); q != "" {
+			out = append(out, cue{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a Linux NVIDIA driver installed inside WSL takes the place of the Windows driver's library (WSL must use the Windows driver only)"})
+		}
 	}
 	if f.Host.WSL > 0 && !j.noDriverSeen() && hasTrouble(f.Paste.Text) != "" {
 		// The Windows driver answers in WSL, yet the program sees no GPU:
@@ -282,6 +304,11 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	}
 	return out
 }
+
+// linuxDriverRE: a Linux NVIDIA driver package or installer named (which
+// inside WSL replaces the Windows driver's library).
+var linuxDriverRE = mustCue(`\bnvidia-driver-\d{3}\b|\bnvidia-linux-x86_64-[\d.]+\.run\b|\b(?:installed|install|installing) (?:the |a )?(?:linux |ubuntu )?(?:nvidia )?(?:gpu )?drivers? (?:package )?(?:in|inside|into) (?:the )?(?:wsl2?|ubuntu)\b`,
+	"nvidia-driver-", "nvidia-linux-", "driver")
 
 // gpuInContainer: a container started with the GPUs (--gpus) where
 // nvidia-smi answers inside: the GPU reached it, so what is left is the
@@ -756,12 +783,12 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|見つかりません|見つからない|動かない|使えない)|couldn't communicate with the nvidia driver|no devices were found`)
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:(?:is|was) not found|is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|見つかりません|見つからない|動かない|使えない)|couldn't communicate with the nvidia driver|no devices were found`)
 	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|入れていない|インストールされていない|インストールしていない)|(?:忘了装|没装|未安装|没安装)(?:显卡|nvidia|n卡)?驱动|\bnomodeset\b|\bllvmpipe\b|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\b(?:haven't|have not|did not|didn't|never|not yet) install(?:ed)? (?:any |the |a |an )?(?:nvidia |gpu |graphics )?drivers?\b|\bno (?:nvidia |gpu |graphics )?drivers? (?:is |are )?installed\b|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
 		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "nomodeset", "llvmpipe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
 	// freshInstallRE: a Linux just installed (a fresh Windows gets a
 	// driver from Windows Update) or a machine just built.
-	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
+	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:ubuntu|debian|fedora|mint|pop!?_?os)\b[^\n]{0,20}\bfresh(?:ly)? (?:install|installed|installation)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
 		"fresh", "just", "newly", "a new", "重装", "新装")
 	// gpuOffRE: a graphics mode that switches the NVIDIA GPU off.
 	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
@@ -872,10 +899,17 @@ func cueDriver(j *judge, r *reading) []cue {
 		if inBox {
 			w = 1.5 // inside a container or WSL the driver's absence is usually the box's doing
 		}
+		if strings.Contains(asciiLower(q), "no devices were found") {
+			w = 1.5 // the driver answers and finds no GPU: one absent (a cloud machine without one) or one it cannot take
+		}
 		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + ": the driver does not answer"})
 	}
 	if q := r.quote(noDriverRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
+		w := 2.5
+		if strings.Contains(asciiLower(q), "no such device") {
+			w = 1 // the module is there and finds no NVIDIA device to bind: a GPU absent, passed through or taken by another driver
+		}
+		out = append(out, cue{gpu.CauseDriverMissing, w, said(q)})
 	}
 	if q := r.quote(basicDisplayRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})

@@ -413,6 +413,14 @@ func TestDifferentialReasons(t *testing.T) {
 		{"Anaconda then pip, in Japanese", "Anacondaでtorchを入れた後にpipでもう一度torchを入れてしまい、cudaがFalseになります", gpu.CauseConflictingInstalls, ""},
 		{"GPU 1 chosen, GPU 0 fills", "I selected GPU 1 in the config but the memory of GPU 0 fills up.", gpu.CauseDeviceSelection, ""},
 		{"GPU choice ignored", "It ignores my GPU choice and trains on the first card.", gpu.CauseDeviceSelection, ""},
+		{"cloud machine whose module finds no device", "I am using an AWS instance.\nmodprobe: ERROR: could not insert 'nvidia': No such device\ncudaGetDeviceCount failed no CUDA-capable device is detected", gpu.CauseWSLOrContainer, ""},
+		{"Azure VM whose module finds no device", "On my Azure VM: modprobe: ERROR: could not insert 'nvidia': No such device", gpu.CauseWSLOrContainer, ""},
+		{"GCP VM where nvidia-smi finds no device", "I created a GCP Compute Engine VM with Ubuntu and installed the NVIDIA driver but nvidia-smi says No devices were found", gpu.CauseWSLOrContainer, ""},
+		{"EC2 said to have no CUDA GPU", "I'm not able to deploy it on ec2. It says that they don't have CUDA GPUs", gpu.CauseWSLOrContainer, ""},
+		{"AWS Lambda", "I deployed the model on AWS Lambda and .to('cuda') fails with Found no NVIDIA driver on your system", gpu.CauseWSLOrContainer, ""},
+		{"container in Japanese, polite", "Dockerコンテナ内でGPUが認識されません。ホストではnvidia-smiが動きます", gpu.CauseWSLOrContainer, ""},
+		{"a Linux driver installed inside WSL", "In WSL2 I installed the nvidia-driver-535 package in Ubuntu and now nvidia-smi fails: couldn't communicate with the NVIDIA driver", gpu.CauseWSLOrContainer, ""},
+		{"fresh Ubuntu, nvidia-smi is not found", "Ubuntu 24.04, fresh install, RTX 4070. torch.cuda.is_available() returns False and nvidia-smi is not found", gpu.CauseDriverMissing, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
@@ -467,6 +475,11 @@ func TestNoNVIDIAGPU(t *testing.T) {
 		{"Intel alone in words", "Intel ARC GPU\nAny way to run it without cuda? " + notCompiled, "report_no_nvidia_gpu"},
 		{"Intel alone beside an RTX", "Intel ARC GPU and an RTX 4060\n" + notCompiled, "report_torch_not_compiled_with_cuda"},
 		{"AMD by number", notCompiled + "请问是不是不支持AMD显卡？我是AMD 6600XT", "report_no_nvidia_gpu"},
+		{"on mac, my M3 Pro", "Torch not compiled with CUDA enabled\n\nI tried to deploy it on mac and it says Torch not compiled with CUDA enabled, my M3 pro does not have cuda.", "macos_no_cuda"},
+		{"m1mac", "how to run this on my m1mac without cuda?\n" + notCompiled, "macos_no_cuda"},
+		{"a macOS home folder in the traceback", "Traceback (most recent call last):\n  File \"/Users/kim/proj/train.py\", line 12, in <module>\n    model.cuda()\n" + notCompiled, "macos_no_cuda"},
+		{"Mac in Chinese", "在苹果电脑上运行报错 " + notCompiled, "macos_no_cuda"},
+		{"WSL's Windows home is not a Mac", "Traceback (most recent call last):\n  File \"/mnt/c/Users/kim/proj/train.py\", line 12, in <module>\n" + notCompiled, "report_torch_not_compiled_with_cuda"},
 		{"misspelt, Colab worked", notCompiled + "i don't have nivida gpu but with google colab i could use it", "report_no_nvidia_gpu"},
 	}
 	for _, c := range cases {

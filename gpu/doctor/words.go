@@ -67,7 +67,7 @@ var causeWords = map[gpu.Cause]string{
 // without any is not a report of a problem (a healthy nvidia-smi table, a
 // pip list), and the fallback stays silent on it.
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
-	"unable", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
+	"unable", "not able to", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
 	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
 	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
@@ -89,7 +89,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
 	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
-	"エラー", "できない", "認識しない", "認識されない", "使えない", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
+	"エラー", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
+	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
