@@ -216,6 +216,10 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	}
 	q := r.quote(cloudRE)
 	if q == "" {
+		if t := r.quote(cpuVMRE); t != "" {
+			// A CPU instance type by its name alone (t2.micro, e2-standard-8).
+			return []cue{{gpu.CauseWSLOrContainer, 3, said(t) + ": that instance type has no GPU attached"}}
+		}
 		if t := r.quote(gpuInstanceRE); t != "" {
 			// A GPU instance type by its name alone (g4dn.xlarge): the GPU
 			// is attached, so its image lacks the driver or has not loaded it.
@@ -309,6 +313,11 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 // inside WSL replaces the Windows driver's library).
 var linuxDriverRE = mustCue(`\bnvidia-driver-\d{3}\b|\bnvidia-linux-x86_64-[\d.]+\.run\b|\b(?:installed|install|installing) (?:the |a )?(?:linux |ubuntu )?(?:nvidia )?(?:gpu )?drivers? (?:package )?(?:in|inside|into) (?:the )?(?:wsl2?|ubuntu)\b`,
 	"nvidia-driver-", "nvidia-linux-", "driver")
+
+// driverInBoxRE: an NVIDIA driver installed inside a container, in words
+// (English, Chinese).
+var driverInBoxRE = mustCue(`\binstall(?:ed|ing)?\b[^\n]{0,40}\bdrivers?\b[^\n]{0,30}\b(?:in|inside|into|within) (?:the |my |a |this )?(?:docker )?container\b|\b(?:in|inside|within) (?:the |my |a |this )?(?:docker )?container\b[^\n]{0,40}\binstall(?:ed|ing)?\b[^\n]{0,30}\bdrivers?\b|容器(?:内|里|中)[^\n]{0,20}(?:安装|装)[^\n]{0,10}驱动`,
+	"container", "容器")
 
 // gpuInContainer: a container started with the GPUs (--gpus) where
 // nvidia-smi answers inside: the GPU reached it, so what is left is the

@@ -421,6 +421,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"container in Japanese, polite", "Dockerコンテナ内でGPUが認識されません。ホストではnvidia-smiが動きます", gpu.CauseWSLOrContainer, ""},
 		{"a Linux driver installed inside WSL", "In WSL2 I installed the nvidia-driver-535 package in Ubuntu and now nvidia-smi fails: couldn't communicate with the NVIDIA driver", gpu.CauseWSLOrContainer, ""},
 		{"fresh Ubuntu, nvidia-smi is not found", "Ubuntu 24.04, fresh install, RTX 4070. torch.cuda.is_available() returns False and nvidia-smi is not found", gpu.CauseDriverMissing, ""},
+		{"a CPU instance type by its name alone", "I launched a t2.micro on AWS and installed pytorch, cuda not available", gpu.CauseWSLOrContainer, ""},
+		{"a driver installed inside the container", "Inside my docker container I installed the nvidia driver with apt, now nvidia-smi says Failed to initialize NVML: Driver/library version mismatch", gpu.CauseWSLOrContainer, ""},
+		{"docker run without --gpus, the query answers False", "docker run -it --rm pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime python -c \"import torch; print(torch.cuda.is_available())\"\nFalse", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

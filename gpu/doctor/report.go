@@ -230,6 +230,17 @@ func (j *judge) reportSituations() {
 				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseCudnnProblem)
 	}
+	if q := j.reading().quote(driverInBoxRE); q != "" && f.Host.Container == "container" && j.noDriverSeen() {
+		// A container uses the host's driver: one installed inside it
+		// shadows the host's libraries (NVML's version mismatch) or does
+		// nothing at all.
+		j.addExplainingWeighted(catalog.Strong, gpu.Finding{ID: "report_driver_inside_container", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "An NVIDIA driver was installed inside the container, which must use the host's driver",
+			Evidence: []string{`report: "` + q + `"`},
+			Fix:      []gpu.Step{{Text: "Remove the driver packages from the container (or rebuild the image without them), keep the driver on the host only, and start the container with --gpus; check inside it:", Command: "docker run --rm --gpus all IMAGE nvidia-smi"}}},
+			gpu.CauseDriverMissing)
+		return
+	}
 	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,

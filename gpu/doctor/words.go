@@ -153,7 +153,41 @@ func hasTrouble(text string) string {
 			at = i + 1
 		}
 	}
+	if falseAnswered(low) {
+		return "false"
+	}
 	return ""
+}
+
+// falseAnswered: a CUDA query (is_available(), is_built_with_cuda(),
+// is_gpu_available()) answered by a line that says only False, as a
+// terminal or a notebook prints it (">>> torch.cuda.is_available()" then
+// "False").
+func falseAnswered(low string) bool {
+	for at := 0; ; {
+		i := strings.Index(low[at:], "available()")
+		if j := strings.Index(low[at:], "with_cuda()"); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			return false
+		}
+		i += at
+		rest := low[i:]
+		nl := strings.IndexByte(rest, '\n')
+		if nl < 0 {
+			return false
+		}
+		next := rest[nl+1:]
+		if e := strings.IndexByte(next, '\n'); e >= 0 {
+			next = next[:e]
+		}
+		next = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(next), "out[1]:"))
+		if next == "false" || strings.HasPrefix(next, "false ") {
+			return true
+		}
+		at = i + 1
+	}
 }
 
 // toolNoiseRE are the lines of a tool's output that hold a trouble word
