@@ -230,7 +230,8 @@ func (j *judge) reportSituations() {
 				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseCudnnProblem)
 	}
-	if q := j.reading().quote(driverInBoxRE); q != "" && f.Host.Container == "container" && j.noDriverSeen() {
+	if f.Host.Container == "container" && j.noDriverSeen() && j.reading().quote(driverInBoxRE) != "" {
+		q := j.reading().quote(driverInBoxRE)
 		// A container uses the host's driver: one installed inside it
 		// shadows the host's libraries (NVML's version mismatch) or does
 		// nothing at all.
