@@ -160,7 +160,7 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\b(?:on|en|no|na|auf|sur) kaggle\b|\bkaggle\b[^\n]{0,40}\b(?:gpu quota|quota)\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
 	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
 	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b`, "jupyterhub", "jupyter hub", "binderhub", "binder hub", "mybinder")
 	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b|\b(?:on|to|in|into|onto) (?:an? |my |the |aws )?ec2\b`,

@@ -424,6 +424,8 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a CPU instance type by its name alone", "I launched a t2.micro on AWS and installed pytorch, cuda not available", gpu.CauseWSLOrContainer, ""},
 		{"a driver installed inside the container", "Inside my docker container I installed the nvidia driver with apt, now nvidia-smi says Failed to initialize NVML: Driver/library version mismatch", gpu.CauseWSLOrContainer, ""},
 		{"docker run without --gpus, the query answers False", "docker run -it --rm pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime python -c \"import torch; print(torch.cuda.is_available())\"\nFalse", gpu.CauseWSLOrContainer, ""},
+		{"Kaggle's GPU quota used up", "Kaggle says my GPU quota is used up, so the notebook runs without accelerator and training is slow", gpu.CauseWSLOrContainer, ""},
+		{"Kaggle in Spanish", "en Kaggle el notebook no usa la GPU, torch.cuda.is_available() devuelve False", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
@@ -483,6 +485,8 @@ func TestNoNVIDIAGPU(t *testing.T) {
 		{"a macOS home folder in the traceback", "Traceback (most recent call last):\n  File \"/Users/kim/proj/train.py\", line 12, in <module>\n    model.cuda()\n" + notCompiled, "macos_no_cuda"},
 		{"Mac in Chinese", "在苹果电脑上运行报错 " + notCompiled, "macos_no_cuda"},
 		{"WSL's Windows home is not a Mac", "Traceback (most recent call last):\n  File \"/mnt/c/Users/kim/proj/train.py\", line 12, in <module>\n" + notCompiled, "report_torch_not_compiled_with_cuda"},
+		{"Mac with the M1 chip, in Spanish", "Estoy en una Mac con chip M1 y me sale " + notCompiled, "macos_no_cuda"},
+		{"Mac M1, in Japanese", "Mac M1で" + notCompiled, "macos_no_cuda"},
 		{"misspelt, Colab worked", notCompiled + "i don't have nivida gpu but with google colab i could use it", "report_no_nvidia_gpu"},
 	}
 	for _, c := range cases {

@@ -116,7 +116,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// no longer works (German), returns cpu, still the CPU build, is
 	// ignored (Chinese, English), the GPU in Device Manager.
 	"使えません", "見つかりません", "動きません", "できません", "別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
-	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator",
+	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator", "without accelerator",
+	"quota is used up", "quota exceeded", "usage limits", "no usa la gpu", "não usa a gpu",
 	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
 	"还是cpu", "还是 cpu", "忘了装", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,

@@ -30,8 +30,9 @@ var (
 	// writes C:\Users, WSL /mnt/c/Users, Git Bash /c/Users, none of which
 	// a space or quote comes right before). A pattern of its own, so that
 	// macRE, tried around every "mac", does not grow.
-	macHomeRE = catalog.MustPattern(`苹果(?:电脑|笔记本)|mac ?(?:电脑|笔记本|で|에서)|(?:^|[\s"'(=])/users/[\w.-]+/`,
-		"苹果", "mac电脑", "mac 电脑", "mac笔记本", "mac 笔记本", "macで", "mac で", "mac에서", "mac 에서", "/users/")
+	macHomeRE = catalog.MustPattern(`苹果(?:电脑|笔记本)|mac ?(?:电脑|笔记本|で|에서)|(?:^|[\s"'(=])/users/[\w.-]+/|\bchip m[1-4]\b|\bmac m[1-4]\b|\b(?:una|mi|mon|meinem|meine) mac\b`,
+		"苹果", "mac电脑", "mac 电脑", "mac笔记本", "mac 笔记本", "macで", "mac で", "mac에서", "mac 에서", "/users/",
+		"chip m", "mac m", "una mac", "mi mac", "mon mac", "meine mac", "meinem mac")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
 	// An AMD card may be named by its number alone ("AMD 6600XT"): the XT,
