@@ -426,6 +426,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"docker run without --gpus, the query answers False", "docker run -it --rm pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime python -c \"import torch; print(torch.cuda.is_available())\"\nFalse", gpu.CauseWSLOrContainer, ""},
 		{"Kaggle's GPU quota used up", "Kaggle says my GPU quota is used up, so the notebook runs without accelerator and training is slow", gpu.CauseWSLOrContainer, ""},
 		{"Kaggle in Spanish", "en Kaggle el notebook no usa la GPU, torch.cuda.is_available() devuelve False", gpu.CauseWSLOrContainer, ""},
+		{"Docker in Japanese script", "ドッカーでGPUが使えません", gpu.CauseWSLOrContainer, ""},
+		{"no driver installed, in Korean", "Ubuntu에서 nvidia-smi 명령을 찾을 수 없습니다. 드라이버를 설치하지 않았습니다", gpu.CauseDriverMissing, ""},
+		{"no driver installed, in Spanish", "Ubuntu: nvidia-smi: no se encuentra la orden. No he instalado el driver de NVIDIA", gpu.CauseDriverMissing, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

@@ -289,10 +289,11 @@ var recognisers = []recogniser{
 	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		test: func(s, _ string) bool { return namesContainer(asciiLower(s)) }, apply: inContainer},
-	// Container and docker in Spanish, Portuguese, Russian, French and Korean, and
-	// a Compose file's GPU reservation: rarer words, tried apart.
-	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
-		re:    regexp.MustCompile(`도커|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]`),
+	// Container and docker in Spanish, Portuguese, Russian, French, Korean
+	// and Japanese (ドッカー), and a Compose file's GPU reservation: rarer
+	// words, tried apart.
+	{anyOf: []string{"도커", "ドッカー", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
+		re:    regexp.MustCompile(`도커|ドッカー|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]`),
 		apply: inContainer},
 	// docker with a verb or a preposition of another language before it
 	// ("deployed it with docker", "usando docker", "в docker"), or a noun
