@@ -188,7 +188,7 @@ func (j *judge) alternatives(trouble string) {
 	}
 	k := 0
 	for _, l := range ranked {
-		if k == 2 || l.score < differential.least {
+		if k == 2 || l.score < differential.leastNext {
 			break
 		}
 		if l.cause == first.Cause || len(l.because) == 0 {
