@@ -429,6 +429,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"Docker in Japanese script", "ドッカーでGPUが使えません", gpu.CauseWSLOrContainer, ""},
 		{"no driver installed, in Korean", "Ubuntu에서 nvidia-smi 명령을 찾을 수 없습니다. 드라이버를 설치하지 않았습니다", gpu.CauseDriverMissing, ""},
 		{"no driver installed, in Spanish", "Ubuntu: nvidia-smi: no se encuentra la orden. No he instalado el driver de NVIDIA", gpu.CauseDriverMissing, ""},
+		{"a Kaggle path", "Traceback (most recent call last):\n  File \"/kaggle/working/repo/train.py\", line 40, in <module>\n    model = model.cuda()\nRuntimeError: Found no NVIDIA driver on your system.", gpu.CauseWSLOrContainer, ""},
+		{"a SageMaker Studio home", "  File \"/home/sagemaker-user/project/run.py\", line 3\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"the Jupyter Docker Stacks' home", "  File \"/home/jovyan/work/train.py\", line 5, in <module>\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"an EC2 user's home", "(pytorch) [ec2-user@ip-172-31-1-2 ~]$ python train.py\n  File \"/home/ec2-user/train.py\", line 3\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
