@@ -802,11 +802,11 @@ var (
 	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:ubuntu|debian|fedora|mint|pop!?_?os)\b[^\n]{0,20}\bfresh(?:ly)? (?:install|installed|installation)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
 		"fresh", "just", "newly", "a new", "重装", "新装")
 	// gpuOffRE: a graphics mode that switches the NVIDIA GPU off.
-	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
-		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off")
+	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\b(?:switched|switch|switching|set) (?:it |the laptop |my laptop )?(?:to|into) (?:the )?(?:integrated|intel|igpu|hybrid-off)(?: graphics| gpu| mode)?\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
+		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off", "to integrated", "to intel", "to igpu", "into integrated", "to the integrated")
 	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
 		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
-	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
 	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)

@@ -433,6 +433,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a SageMaker Studio home", "  File \"/home/sagemaker-user/project/run.py\", line 3\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"the Jupyter Docker Stacks' home", "  File \"/home/jovyan/work/train.py\", line 5, in <module>\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"an EC2 user's home", "(pytorch) [ec2-user@ip-172-31-1-2 ~]$ python train.py\n  File \"/home/ec2-user/train.py\", line 3\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"error 35 with no driver at all", "cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA runtime version\n$ nvidia-smi\nnvidia-smi: command not found", gpu.CauseDriverMissing, ""},
+		{"driver 'too old (found version 0)' that does not answer", "RuntimeError: The NVIDIA driver on your system is too old (found version 0). nvidia-smi fails: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", gpu.CauseDriverMissing, ""},
+		{"a driver installed, no reboot yet", "I installed the NVIDIA driver 550 with apt but forgot to reboot, torch.cuda.is_available() False", gpu.CauseDriverMissing, ""},
+		{"switched to integrated graphics", "Pop!_OS: I switched to integrated graphics with system76-power and now CUDA is not available", gpu.CauseDriverMissing, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

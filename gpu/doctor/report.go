@@ -184,6 +184,7 @@ func (j *judge) explainSymptom(h gpu.SignatureHit) bool {
 func (j *judge) reportSituations() {
 	p, f := j.f.Paste, j.f
 	failed := j.gpuFailed()
+	j.noDriverBehindTooOld()
 	singularity := singularityRE.MatchString(p.DockerRun)
 	if p.DockerGPUs != nil && !*p.DockerGPUs && failed && singularity {
 		j.addExplaining(gpu.Finding{ID: "report_singularity_without_nv", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
@@ -282,6 +283,29 @@ func (j *judge) reportSituations() {
 			Fix:      []gpu.Step{{Text: "Run it on the CPU there, or move it to a GPU instance or a GPU inference service; on any machine, check for a GPU with:", Command: "nvidia-smi -L"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
 	}
+}
+
+// noDriverBehindTooOld: a framework's "driver too old" or "driver
+// insufficient" error beside an nvidia-smi that does not answer (not
+// found, cannot communicate) and no driver version anywhere: there is no
+// driver at all, and the framework reads its absence as version 0.
+// Inside a container or WSL the driver comes from outside, and their own
+// rules judge it.
+func (j *judge) noDriverBehindTooOld() {
+	f := j.f
+	if !j.noDriverSeen() || f.NVML.DriverVersion != "" || f.Host.Container != "" || f.Host.WSL > 0 || !j.hitOf(gpu.CauseDriverTooOld) {
+		return
+	}
+	r := j.reading()
+	q := r.quote(smiFailsRE)
+	if q == "" || strings.Contains(asciiLower(q), "no devices were found") || r.quote(smiWorksRE) != "" {
+		return
+	}
+	j.addExplainingWeighted(catalog.Strong, gpu.Finding{ID: "report_no_driver_behind_too_old", Cause: gpu.CauseDriverMissing, Severity: gpu.SevError,
+		Title:    "No NVIDIA driver answers at all: the framework's \"driver too old\" is its reading of no driver (version 0)",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix:      []gpu.Step{{Text: "Install the NVIDIA driver for the GPU (Ubuntu: sudo ubuntu-drivers install; Windows: the driver from nvidia.com), restart, then check that it answers:", Command: "nvidia-smi"}}},
+		gpu.CauseDriverTooOld)
 }
 
 // serverless is the report's line that names a serverless or app
