@@ -437,6 +437,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"driver 'too old (found version 0)' that does not answer", "RuntimeError: The NVIDIA driver on your system is too old (found version 0). nvidia-smi fails: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", gpu.CauseDriverMissing, ""},
 		{"a driver installed, no reboot yet", "I installed the NVIDIA driver 550 with apt but forgot to reboot, torch.cuda.is_available() False", gpu.CauseDriverMissing, ""},
 		{"switched to integrated graphics", "Pop!_OS: I switched to integrated graphics with system76-power and now CUDA is not available", gpu.CauseDriverMissing, ""},
+		{"an issue form's answer: Docker", "### How did you install it?\n\nDocker\n\n### What happened?\n\nThe model runs on the CPU, CUDA is not available.", gpu.CauseWSLOrContainer, ""},
+		{"Unraid (docker) in a list", "- OS: Unraid 6.12 (docker)\n- GPU: RTX 3060\nThe app log: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"a Portainer stack", "Running via Portainer stack on TrueNAS SCALE, GPU not used, CUDA not available", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

@@ -47,7 +47,25 @@ func namesContainer(low string) bool {
 	if !isASCII(low) && strings.Contains(low, "docker") && dockerLocativeRE.MatchString(low) {
 		return true
 	}
+	if formAnswer(low) {
+		return true
+	}
 	return containerPhraseRE.MatchString(low)
+}
+
+// formAnswer: an issue form's answer or a list item that is Docker alone
+// ("Docker", "- Docker Compose", "Unraid 6.12 (docker)"): how the program
+// was installed or deployed.
+func formAnswer(low string) bool {
+	if strings.Contains(low, "(docker)") {
+		return true
+	}
+	t := strings.Trim(low, "-*•:. \t\r\n")
+	switch t {
+	case "docker", "docker compose", "docker-compose", "docker desktop", "docker engine", "via docker", "using docker", "with docker", "docker image", "docker container":
+		return true
+	}
+	return false
 }
 
 // hasWord says whether w occurs in s as a whole word: with no ASCII letter,

@@ -290,10 +290,12 @@ var recognisers = []recogniser{
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		test: func(s, _ string) bool { return namesContainer(asciiLower(s)) }, apply: inContainer},
 	// Container and docker in Spanish, Portuguese, Russian, French, Korean
-	// and Japanese (ドッカー), and a Compose file's GPU reservation: rarer
-	// words, tried apart.
-	{anyOf: []string{"도커", "ドッカー", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
-		re:    regexp.MustCompile(`도커|ドッカー|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]`),
+	// and Japanese (ドッカー), a Compose file's GPU reservation, and the
+	// platforms that run every app in a container (Portainer, Unraid,
+	// Fargate; not a Kubernetes distribution, whose GPU operator builds
+	// the host's driver): rarer words, tried apart.
+	{anyOf: []string{"도커", "ドッカー", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur", "portainer", "unraid", "fargate"}, lower: true,
+		re:    regexp.MustCompile(`도커|ドッカー|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]|\b(?:portainer|unraid|fargate)\b`),
 		apply: inContainer},
 	// docker with a verb or a preposition of another language before it
 	// ("deployed it with docker", "usando docker", "в docker"), or a noun
