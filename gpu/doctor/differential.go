@@ -34,7 +34,7 @@ type differentialSettings struct {
 
 var differential = differentialSettings{
 	prior:     map[gpu.Cause]float64{gpu.CauseCPUOnlyBuild: 0.3, gpu.CauseDriverMissing: 0.2},
-	wordScale: 1.5, weakHit: 1, symptomOf: 0.3, capCause: 6, least: 1, leastNext: 0.3, alsoWords: 0.1, margin: 3,
+	wordScale: 1.5, weakHit: 1, symptomOf: 0.3, capCause: 6, least: 1, leastNext: 0.1, alsoWords: 0.02, margin: 3,
 }
 
 // likely is one cause the differential names.
