@@ -135,6 +135,7 @@ func (j *judge) weigh(r *reading, weak []int, trouble string) []*likely {
 			for _, c := range s.SymptomOf {
 				if l := scores[gpu.Cause(c)]; l != nil && l.cause != f.Cause {
 					l.score += differential.symptomOf
+					l.because = append(l.because, "the report's error text ("+strings.TrimPrefix(f.Title, "The report shows ")+") also comes from "+alternativeWords(l.cause))
 				}
 			}
 		}
