@@ -440,6 +440,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"an issue form's answer: Docker", "### How did you install it?\n\nDocker\n\n### What happened?\n\nThe model runs on the CPU, CUDA is not available.", gpu.CauseWSLOrContainer, ""},
 		{"Unraid (docker) in a list", "- OS: Unraid 6.12 (docker)\n- GPU: RTX 3060\nThe app log: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"a Portainer stack", "Running via Portainer stack on TrueNAS SCALE, GPU not used, CUDA not available", gpu.CauseWSLOrContainer, ""},
+		{"asked how to enable the GPU in Compose", "How can I enable the GPU in docker compose?", gpu.CauseWSLOrContainer, ""},
+		{"asked how to use the GPU in a devcontainer", "Is there a way to use GPU in the devcontainer?", gpu.CauseWSLOrContainer, ""},
+		{"asked how to use the GPU on Colab", "How to use GPU on Colab with this repo?", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

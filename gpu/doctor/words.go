@@ -158,6 +158,35 @@ func hasTrouble(text string) string {
 	if falseAnswered(low) {
 		return "false"
 	}
+	return gpuQuestion(low)
+}
+
+// gpuQuestions open a question; gpuQuestion asks one of them about the GPU.
+var gpuQuestions = []string{"how can i", "how do i", "how to", "how can we", "how do we", "is there a way", "is there any way",
+	"any way to", "is it possible", "can i use", "can i get", "can i make", "can we use"}
+
+// gpuQuestion: a line asks how to get the GPU used ("How can I enable the
+// GPU in docker compose?", "How to use GPU on Colab?"): the question of a
+// report that says nothing failed yet. It returns the question's opening
+// words, or "".
+func gpuQuestion(low string) string {
+	for _, q := range gpuQuestions {
+		for at := 0; ; {
+			i := strings.Index(low[at:], q)
+			if i < 0 {
+				break
+			}
+			i += at
+			line := low[i:]
+			if e := strings.IndexAny(line, "\n?"); e >= 0 {
+				line = line[:e]
+			}
+			if strings.Contains(line, "gpu") || strings.Contains(line, "cuda") || strings.Contains(line, "graphics card") {
+				return q
+			}
+			at = i + 1
+		}
+	}
 	return ""
 }
 
