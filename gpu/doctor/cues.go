@@ -213,6 +213,13 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	if q := r.quote(ciRE); q != "" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
 	}
+	if q := r.quote(notebookMagicRE); q != "" && r.quote(cloudRE) == "" {
+		// A notebook's shell cells, with no machine named: most often a
+		// hosted notebook (Colab, Kaggle), whose session may have no GPU;
+		// on a local Jupyter, the kernel may be another Python.
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": a notebook's shell cell: most often a hosted notebook (Colab, Kaggle), whose session may have no GPU"},
+			{gpu.CauseConflictingInstalls, 0.5, said(q) + ": or a local notebook whose kernel is another Python"}}
+	}
 	if q := j.serverless(); q != "" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a serverless or app platform runs code on CPUs only; a GPU needs a GPU instance or a GPU service"}}
 	}
@@ -315,6 +322,10 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 // inside WSL replaces the Windows driver's library).
 var linuxDriverRE = mustCue(`\bnvidia-driver-\d{3}\b|\bnvidia-linux-x86_64-[\d.]+\.run\b|\b(?:installed|install|installing) (?:the |a )?(?:linux |ubuntu )?(?:nvidia )?(?:gpu )?drivers? (?:package )?(?:in|inside|into) (?:the )?(?:wsl2?|ubuntu)\b`,
 	"nvidia-driver-", "nvidia-linux-", "driver")
+
+// notebookMagicRE: a notebook cell's shell command or magic at the start
+// of a line (!pip install, !git clone, !python, %cd, !nvidia-smi).
+var notebookMagicRE = mustCue(`(?m)^[ \t]*(?:!(?:pip3?|git|python3?|nvidia-smi|wget|apt(?:-get)?)\b|%(?:cd|pip|env)\b)`, "!pip", "!git", "!python", "!nvidia-smi", "!wget", "!apt", "%cd", "%pip", "%env")
 
 // driverInBoxRE: an NVIDIA driver installed inside a container, in words
 // (English, Chinese).
