@@ -349,8 +349,9 @@ var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|pr
 	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the gpu", "through my gpu", "through gpu")
 
 // cueVirtualMachine: a virtual machine or system container where no
-// driver answers. VirtualBox, Hyper-V (without DDA) and Parallels give a
-// guest no CUDA GPU at all; a system container (LXC) gets it only when
+// driver answers. VirtualBox, Hyper-V (without DDA), Parallels and
+// VMware's desktop products (Workstation, Player, Fusion) give a guest no
+// CUDA GPU at all; a system container (LXC) gets it only when
 // the host's devices are mapped in. On KVM, Proxmox, ESXi, VMware or Xen
 // the GPU may be passed through, and then the guest needs its own
 // driver: either is as likely (lspci in the guest tells them apart).
@@ -362,7 +363,7 @@ func cueVirtualMachine(j *judge, r *reading) []cue {
 	switch {
 	case q == "":
 		return nil
-	case r.any("virtualbox", "hyper-v", "parallels desktop") && !r.any("passthrough", "pass-through", "passed through", "dda"):
+	case r.any("virtualbox", "hyper-v", "parallels desktop", "vmware workstation", "vmware player", "vmware fusion") && !r.any("passthrough", "pass-through", "passed through", "dda"):
 		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": that hypervisor gives its guests no CUDA GPU (train on the host, or in WSL 2 on Windows)"}}
 	case r.any("lxc", "lxd") && !r.any("passthrough", "pass-through", "passed through"):
 		return []cue{{gpu.CauseWSLOrContainer, 2, said(q) + ": a system container sees the GPU only when the host's /dev/nvidia* devices and driver libraries are mapped into it"}}
