@@ -445,6 +445,8 @@ func TestDifferentialReasons(t *testing.T) {
 		{"asked how to use the GPU on Colab", "How to use GPU on Colab with this repo?", gpu.CauseWSLOrContainer, ""},
 		{"a notebook's shell cells, no machine named", "!git clone https://github.com/lllyasviel/Fooocus.git\n%cd Fooocus\n!python entry_with_update.py --share\nRuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, gpu.CauseDeviceSelection},
 		{"a VMware Workstation guest", "Ubuntu guest in VMware Workstation: nvidia-smi: command not found, cuda False", gpu.CauseWSLOrContainer, ""},
+		{"a Compose service's log", "app-1 | GPU available: False, used: False\napp-1 | TPU available: False", gpu.CauseWSLOrContainer, ""},
+		{"Compose's progress, then the service's log", "[+] Running 2/2\n ✔ Container ollama Started\nollama | level=INFO source=gpu.go msg=\"no compatible GPUs were discovered\"", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

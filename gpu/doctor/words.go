@@ -72,7 +72,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
-	"no cuda", "no gpu", "no nvidia", "no device",
+	"no cuda", "no gpu", "no nvidia", "no device", "no compatible gpu", "no compatible gpus",
 	// Chinese, Japanese, Korean: error, failed, cannot, not detected,
 	// not used, only the CPU, through or on the CPU.
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",

@@ -82,3 +82,39 @@ func corpusLines(t *testing.T) []string {
 	}
 	return lines
 }
+
+// TestComposeLines: Docker Compose's log and progress lines name a
+// container; a Markdown table, nvidia-smi's rows and a shell pipe do not.
+func TestComposeLines(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"whisper-1  | Using device: cpu", true},
+		{"app_1  | GPU available: False, used: False", true},
+		{"my.service-12 | started", true},
+		{"| package | version |", false},
+		{"|   0  NVIDIA GeForce RTX 3060        Off |   00000000:01:00.0  On |", false},
+		{"cat log.txt | grep cuda", false},
+		{"step-1 |", false},
+		{"a b-1 | x", false},
+	} {
+		if got := composeLogLine(c.line); got != c.want {
+			t.Errorf("composeLogLine(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{" ✔ container ollama  started", true},
+		{"container whisper  created", true},
+		{" ⠿ container app-1  running", true},
+		{"the container ollama started but sees no gpu", false},
+		{"container image", false},
+	} {
+		if got := composeProgress(c.line); got != c.want {
+			t.Errorf("composeProgress(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}

@@ -302,6 +302,11 @@ var recognisers = []recogniser{
 	// after it ("the docker deployment"): words read around the literal,
 	// cheaper than alternations tried at every byte of every line.
 	{hint: "docker", test: func(_, low string) bool { return dockerInWords(low) }, apply: inContainer},
+	// Docker Compose's own output: a service's log line ("app-1  | ...",
+	// "app_1  | ..." before Compose v2) and its progress ("✔ Container
+	// ollama  Started").
+	{hint: "|", test: func(s, _ string) bool { return composeLogLine(s) }, apply: inContainer},
+	{hint: "container ", test: func(_, low string) bool { return composeProgress(low) }, apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, test: func(s, _ string) bool { return cudaImageTag(asciiLower(s)) }, apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),
