@@ -160,7 +160,7 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\b(?:on|en|no|na|auf|sur) kaggle\b|\bkaggle\b[^\n]{0,40}\b(?:gpu quota|quota)\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b|/kaggle/(?:working|input|temp)\b|/home/sagemaker-user\b|/teamspace/studios\b`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\b(?:on|in|en|no|na|auf|sur) kaggle\b|\bkaggle\b[^\n]{0,40}\b(?:gpu quota|quota)\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b|/kaggle/(?:working|input|temp)\b|/home/sagemaker-user\b|/teamspace/studios\b`)
 	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
 	// A home folder of /home/jovyan is the Jupyter Docker Stacks' user,
 	// which JupyterHub spawns.
@@ -212,6 +212,9 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(ciRE); q != "" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
+	}
+	if q := r.quote(noGPURuntimeRE); q != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": the notebook's session was started without a GPU (a CPU or TPU runtime, no accelerator)"}}
 	}
 	if q := r.quote(notebookMagicRE); q != "" && r.quote(cloudRE) == "" {
 		// A notebook's shell cells, with no machine named: most often a
@@ -322,6 +325,11 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 // inside WSL replaces the Windows driver's library).
 var linuxDriverRE = mustCue(`\bnvidia-driver-\d{3}\b|\bnvidia-linux-x86_64-[\d.]+\.run\b|\b(?:installed|install|installing) (?:the |a )?(?:linux |ubuntu )?(?:nvidia )?(?:gpu )?drivers? (?:package )?(?:in|inside|into) (?:the )?(?:wsl2?|ubuntu)\b`,
 	"nvidia-driver-", "nvidia-linux-", "driver")
+
+// noGPURuntimeRE: a notebook session said to have no GPU: no hardware
+// accelerator, a CPU or TPU runtime.
+var noGPURuntimeRE = mustCue(`\b(?:hardware )?accelerator\W{0,3}(?:is |was )?(?:none|tpu)\b|\bruntime type\W{0,4}(?:is |was )?(?:cpu|tpu)\b|\btpu (?:runtime|vm)\b|\bcpu runtime\b`,
+	"accelerator", "runtime type", "tpu runtime", "tpu vm", "cpu runtime")
 
 // notebookMagicRE: a notebook cell's shell command or magic at the start
 // of a line (!pip install, !git clone, !python, %cd, !nvidia-smi).

@@ -447,6 +447,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a VMware Workstation guest", "Ubuntu guest in VMware Workstation: nvidia-smi: command not found, cuda False", gpu.CauseWSLOrContainer, ""},
 		{"a Compose service's log", "app-1 | GPU available: False, used: False\napp-1 | TPU available: False", gpu.CauseWSLOrContainer, ""},
 		{"Compose's progress, then the service's log", "[+] Running 2/2\n ✔ Container ollama Started\nollama | level=INFO source=gpu.go msg=\"no compatible GPUs were discovered\"", gpu.CauseWSLOrContainer, ""},
+		{"no hardware accelerator", "Hardware accelerator: None. RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
+		{"a CPU runtime type, no driver found", "Runtime type is CPU. The notebook says Found no NVIDIA driver on your system", gpu.CauseWSLOrContainer, ""},
+		{"a TPU VM chosen in Kaggle", "In Kaggle I chose TPU VM v3-8 as accelerator and the script says CUDA not available", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

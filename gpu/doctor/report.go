@@ -325,6 +325,11 @@ func (j *judge) hostedNotebook() string {
 	if q != "" && strings.Contains(j.f.Paste.Prose["hosted_worked"], q) {
 		return ""
 	}
+	if q == "" {
+		// A session said to have no GPU (no accelerator, a CPU or TPU
+		// runtime) is a hosted notebook's, whichever service.
+		q = j.reading().quote(noGPURuntimeRE)
+	}
 	return q
 }
 
