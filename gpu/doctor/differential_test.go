@@ -450,6 +450,7 @@ func TestDifferentialReasons(t *testing.T) {
 		{"no hardware accelerator", "Hardware accelerator: None. RuntimeError: No CUDA GPUs are available", gpu.CauseWSLOrContainer, ""},
 		{"a CPU runtime type, no driver found", "Runtime type is CPU. The notebook says Found no NVIDIA driver on your system", gpu.CauseWSLOrContainer, ""},
 		{"a TPU VM chosen in Kaggle", "In Kaggle I chose TPU VM v3-8 as accelerator and the script says CUDA not available", gpu.CauseWSLOrContainer, ""},
+		{"WSL spelled out", "Windows Subsystem for Linux, Ubuntu 22.04: torch.cuda.is_available() returns False", gpu.CauseWSLOrContainer, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {

@@ -270,6 +270,15 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
+	// WSL spelled out. (A Windows drive where WSL mounts it, /mnt/c/, is
+	// also where a Linux mounts a Windows partition: not WSL alone.)
+	{hint: "subsystem for linux", re: regexp.MustCompile(`(?i)subsystem for linux`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.Host.WSL == 0 {
+				pp.f.Host.OS, pp.f.Host.WSL = "linux", 2
+			}
+			pp.quote("os", s)
+		}},
 	// A Singularity/Apptainer start: --nv (or --nvccli) hands it the
 	// host's GPUs and driver, like docker's --gpus.
 	{anyOf: []string{"singularity", "apptainer"}, re: regexp.MustCompile("(?:^|[\\s`'\"$>])(singularity|apptainer)\\s+(?:exec|run|shell|instance\\s+start)\\b(.*)$"),
