@@ -451,6 +451,11 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a CPU runtime type, no driver found", "Runtime type is CPU. The notebook says Found no NVIDIA driver on your system", gpu.CauseWSLOrContainer, ""},
 		{"a TPU VM chosen in Kaggle", "In Kaggle I chose TPU VM v3-8 as accelerator and the script says CUDA not available", gpu.CauseWSLOrContainer, ""},
 		{"WSL spelled out", "Windows Subsystem for Linux, Ubuntu 22.04: torch.cuda.is_available() returns False", gpu.CauseWSLOrContainer, ""},
+		{"a kernel update, in Spanish", "Después de actualizar el kernel, nvidia-smi dice que no puede comunicarse con el driver", gpu.CauseDriverMissing, ""},
+		{"a kernel update, in Japanese", "カーネルを更新したら nvidia-smi が動かなくなりました", gpu.CauseDriverMissing, ""},
+		{"a kernel update, in Korean", "커널 업데이트 후 nvidia-smi가 작동하지 않습니다", gpu.CauseDriverMissing, ""},
+		{"a kernel update, in Chinese", "升级内核以后显卡驱动掉了，nvidia-smi 用不了", gpu.CauseDriverMissing, ""},
+		{"Secure Boot, in Spanish", "Secure Boot está activado y el módulo nvidia no carga", gpu.CauseDriverMissing, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
 	}
 	for _, c := range cases {
