@@ -274,15 +274,24 @@ func (j *judge) reportSituations() {
 			Evidence: []string{`report: "` + q + `"`},
 			Fix:      []gpu.Step{{Text: "Start the session with a GPU (Kaggle: Settings → Accelerator → GPU; SageMaker, Paperspace, Lightning: a GPU instance type), then check it in the notebook:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if q := j.serverless(); q != "" && inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
-		// A serverless or app platform (AWS Lambda, Cloud Functions,
-		// Heroku): CPUs only, so no driver is there to find.
-		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_serverless_no_gpu", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
-			Title:    "The program runs on a serverless or app platform, which has no GPU",
-			Evidence: []string{`report: "` + q + `"`},
-			Fix:      []gpu.Step{{Text: "Run it on the CPU there, or move it to a GPU instance or a GPU inference service; on any machine, check for a GPU with:", Command: "nvidia-smi -L"}}},
-			gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
+		j.reportServerless()
 	}
+}
+
+// reportServerless: a serverless or app platform (AWS Lambda, Cloud
+// Functions, Heroku) runs code on CPUs only, so no driver is there to
+// find. Its words are read only for a failure that nothing else explains.
+func (j *judge) reportServerless() {
+	q := j.serverless()
+	if q == "" {
+		return
+	}
+	j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_serverless_no_gpu", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+		Title:    "The program runs on a serverless or app platform, which has no GPU",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix:      []gpu.Step{{Text: "Run it on the CPU there, or move it to a GPU instance or a GPU inference service; on any machine, check for a GPU with:", Command: "nvidia-smi -L"}}},
+		gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
 }
 
 // noDriverBehindTooOld: a framework's "driver too old" or "driver
