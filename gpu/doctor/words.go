@@ -161,6 +161,11 @@ func hasTrouble(text string) string {
 	return gpuQuestion(low)
 }
 
+// questionSpan bounds how far past a question's opening words, or a CUDA
+// query, the next words are looked for: a line of a paste may be long, and
+// each occurrence must cost little.
+const questionSpan = 200
+
 // gpuQuestions open a question; gpuQuestion asks one of them about the GPU.
 var gpuQuestions = []string{"how can i", "how do i", "how to", "how can we", "how do we", "is there a way", "is there any way",
 	"any way to", "is it possible", "can i use", "can i get", "can i make", "can we use"}
@@ -177,7 +182,7 @@ func gpuQuestion(low string) string {
 				break
 			}
 			i += at
-			line := low[i:]
+			line := low[i:min(len(low), i+questionSpan)]
 			if e := strings.IndexAny(line, "\n?"); e >= 0 {
 				line = line[:e]
 			}
@@ -204,10 +209,11 @@ func falseAnswered(low string) bool {
 			return false
 		}
 		i += at
-		rest := low[i:]
+		rest := low[i:min(len(low), i+questionSpan)]
 		nl := strings.IndexByte(rest, '\n')
 		if nl < 0 {
-			return false
+			at = i + 1
+			continue
 		}
 		next := rest[nl+1:]
 		if e := strings.IndexByte(next, '\n'); e >= 0 {
