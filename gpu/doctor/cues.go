@@ -160,10 +160,12 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 }
 
 var (
-	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\bon kaggle\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b`)
+	hostedRE = mustCue(`(?:^|[^\w-])colab(?:[^\w-]|$)|\bkaggle(?:'s)?\W{1,3}(?:my |the |a )?(?:notebook|kernel|gpu|accelerator|p100|t4|session)|\b(?:on|in|en|no|na|auf|sur) kaggle\b|\bkaggle\b[^\n]{0,40}\b(?:gpu quota|quota)\b|\bsagemaker\b|\bpaperspace\b|\bgradient notebook|\blightning (?:ai|studio)\b|\bhugging ?face spaces?\b|\bhf spaces?\b|\bazure ?ml\b|\bvertex ai\b|\bdatabricks\b|\bcodespaces?\b|\bstudio lab\b|/kaggle/(?:working|input|temp)\b|/home/sagemaker-user\b|/teamspace/studios\b`)
 	// jupyterHubRE: a JupyterHub (or BinderHub) server, spawned per user.
-	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b`, "jupyterhub", "jupyter hub", "binderhub", "binder hub", "mybinder")
-	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b`,
+	// A home folder of /home/jovyan is the Jupyter Docker Stacks' user,
+	// which JupyterHub spawns.
+	jupyterHubRE = mustCue(`\bjupyter ?hub\b|\bbinder ?hub\b|\bmybinder\b|/home/jovyan\b`, "jupyterhub", "jupyter hub", "binderhub", "binder hub", "mybinder", "/home/jovyan")
+	cloudRE      = mustCue(`\b(?:ec2|aws|gcp|google cloud|compute engine|gce|azure|oracle cloud|\boci\b|lambda ?labs|runpod|vast\.?ai|digitalocean|linode|hetzner|alibaba cloud|aliyun|tencent cloud)\b[^\n]{0,80}\b(?:vm|vms|instance|instances|virtual machine|server|node|pod|pods)\b|\b(?:vm|instance|virtual machine)\b[^\n]{0,60}\b(?:ec2|aws|gcp|azure|google cloud)\b|\b(?:on|to|in|into|onto) (?:an? |my |the |aws )?ec2\b|/home/ec2-user\b`,
 		"ec2", "aws", "gcp", "google cloud", "compute engine", "gce", "azure", "oracle cloud", "oci", "lambda", "runpod", "vast", "digitalocean", "linode", "hetzner", "alibaba cloud", "aliyun", "tencent cloud")
 	gpuVMRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|p2|p3|p3dn|p4d|p4de|p5|a2|a3|g2)[.-]|\bn1-[a-z0-9-]+ with (?:a |an )?(?:t4|v100|p100|k80)|\bnc[0-9]+|\bnd[0-9]+|\bnv[0-9]+|\b(?:t4|v100|a100|a10g|l4|h100|k80|p100) (?:gpu|instance)`,
 		"g4dn", "g4ad", "g5.", "g5-", "g5g", "g6.", "g6-", "g6e", "p2.", "p2-", "p3.", "p3-", "p3dn", "p4d", "p5.", "p5-", "a2.", "a2-", "a3.", "a3-", "g2.", "g2-", "n1-", "nc0", "nc1", "nc2", "nc3", "nc4", "nc5", "nc6", "nc7", "nc8", "nc9", "nd0", "nd1", "nd2", "nd3", "nd4", "nd5", "nd6", "nd7", "nd8", "nd9", "nv0", "nv1", "nv2", "nv3", "nv4", "nv5", "nv6", "nv7", "nv8", "nv9", "t4 gpu", "t4 instance", "v100 gpu", "v100 instance", "a100 gpu", "a100 instance", "a10g gpu", "a10g instance", "l4 gpu", "l4 instance", "h100 gpu", "h100 instance", "k80 gpu", "k80 instance", "p100 gpu", "p100 instance")
@@ -178,6 +180,16 @@ var (
 	// g4dn.xlarge, p3.2xlarge; GCP's a2-highgpu).
 	gpuInstanceRE = mustCue(`\b(?:g4dn|g4ad|g5g?|g6e?|gr6|p2|p3|p3dn|p4d|p4de|p5e?)\.(?:\d*xlarge|large|metal)\b|\ba[23]-(?:highgpu|megagpu|ultragpu)\b|\bg2-standard\b`,
 		"g4dn.", "g4ad.", "g5.", "g5g.", "g6.", "g6e.", "gr6.", "p2.", "p3.", "p3dn.", "p4d.", "p4de.", "p5.", "p5e.", "highgpu", "megagpu", "ultragpu", "g2-standard")
+	// serverlessRE: a serverless or app platform, which runs code on
+	// CPUs only (AWS Lambda, Cloud Functions, Azure Functions, Heroku,
+	// Streamlit Cloud); Lambda Labs, a GPU cloud, is not one.
+	serverlessRE = mustCue(`\baws lambda\b|\blambda functions?\b|\bcloud functions?\b|\bazure functions?\b|\bheroku\b|\bstreamlit (?:community )?cloud\b`,
+		"lambda", "cloud function", "azure function", "heroku", "streamlit")
+	// noDeviceRE: the machine shows no NVIDIA device at all (not a driver
+	// that fails): the kernel module finds no device to bind, nvidia-smi
+	// finds none, or the person says the machine has no CUDA GPU.
+	noDeviceRE = mustCue(`could not insert '?nvidia'?: no such device|\bno devices were found\b|\bno cuda gpus are available\b|\bno cuda-capable device\b|\b(?:don't|do not|doesn't|does not|didn't|did not) have (?:a |any )?(?:cuda |nvidia )?gpus?\b|\bno gpus? (?:is |was )?(?:found|detected|available|attached)\b`,
+		"no such device", "no devices were found", "no cuda gpus", "no cuda-capable", "have a", "have any", "have cuda", "have nvidia", "have gpu", "no gpu")
 	cpuVMRE = mustCue(`\b(?:t2|t3|t3a|t4g|m4|m5|m5a|m6i|m7i|c4|c5|c5a|c6i|c7i|r5|r6i)\.(?:nano|micro|small|medium|large|xlarge|[0-9]+xlarge)\b|\be2-(?:micro|small|medium|standard|highmem|highcpu)|\bn2-(?:standard|highmem)|\bstandard_[bdef][0-9]+`)
 )
 
@@ -201,8 +213,25 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	if q := r.quote(ciRE); q != "" {
 		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a hosted CI runner has no GPU unless a GPU runner (or a self-hosted one with a GPU) is chosen"}}
 	}
+	if q := r.quote(noGPURuntimeRE); q != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": the notebook's session was started without a GPU (a CPU or TPU runtime, no accelerator)"}}
+	}
+	if q := r.quote(notebookMagicRE); q != "" && r.quote(cloudRE) == "" {
+		// A notebook's shell cells, with no machine named: most often a
+		// hosted notebook (Colab, Kaggle), whose session may have no GPU;
+		// on a local Jupyter, the kernel may be another Python.
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": a notebook's shell cell: most often a hosted notebook (Colab, Kaggle), whose session may have no GPU"},
+			{gpu.CauseConflictingInstalls, 0.5, said(q) + ": or a local notebook whose kernel is another Python"}}
+	}
+	if q := j.serverless(); q != "" {
+		return []cue{{gpu.CauseWSLOrContainer, 3, said(q) + ": a serverless or app platform runs code on CPUs only; a GPU needs a GPU instance or a GPU service"}}
+	}
 	q := r.quote(cloudRE)
 	if q == "" {
+		if t := r.quote(cpuVMRE); t != "" {
+			// A CPU instance type by its name alone (t2.micro, e2-standard-8).
+			return []cue{{gpu.CauseWSLOrContainer, 3, said(t) + ": that instance type has no GPU attached"}}
+		}
 		if t := r.quote(gpuInstanceRE); t != "" {
 			// A GPU instance type by its name alone (g4dn.xlarge): the GPU
 			// is attached, so its image lacks the driver or has not loaded it.
@@ -222,6 +251,12 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 	}
 	if t := r.quote(gpuVMRE); t != "" {
 		return []cue{{gpu.CauseDriverMissing, 2, said(t) + ": a GPU instance whose image may lack the NVIDIA driver (or needs a reboot after installing it)"}}
+	}
+	if t := r.quote(noDeviceRE); t != "" {
+		// The machine shows no NVIDIA device at all, and no GPU instance
+		// type is named: the instance was created without a GPU.
+		return []cue{{gpu.CauseWSLOrContainer, 4, said(q) + `; "` + t + `": a cloud machine that shows no NVIDIA device has no GPU attached (its instance type has none)`},
+			{gpu.CauseDriverMissing, 0.5, said(q) + ": or a GPU instance whose driver is not loaded"}}
 	}
 	return []cue{{gpu.CauseDriverMissing, 1.5, said(q) + ": a cloud machine: its image may lack the driver"},
 		{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a cloud machine: its instance type may have no GPU attached"}}
@@ -248,6 +283,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	var out []cue
 	if f.Host.WSL > 0 && j.noDriverSeen() {
 		out = append(out, cue{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL: the GPU comes from the Windows driver, through /usr/lib/wsl/lib"})
+		if q := r.quote(linuxDriverRE); q != "" {
+			out = append(out, cue{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a Linux NVIDIA driver installed inside WSL takes the place of the Windows driver's library (WSL must use the Windows driver only)"})
+		}
 	}
 	if f.Host.WSL > 0 && !j.noDriverSeen() && hasTrouble(f.Paste.Text) != "" {
 		// The Windows driver answers in WSL, yet the program sees no GPU:
@@ -283,6 +321,25 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	return out
 }
 
+// linuxDriverRE: a Linux NVIDIA driver package or installer named (which
+// inside WSL replaces the Windows driver's library).
+var linuxDriverRE = mustCue(`\bnvidia-driver-\d{3}\b|\bnvidia-linux-x86_64-[\d.]+\.run\b|\b(?:installed|install|installing) (?:the |a )?(?:linux |ubuntu )?(?:nvidia )?(?:gpu )?drivers? (?:package )?(?:in|inside|into) (?:the )?(?:wsl2?|ubuntu)\b`,
+	"nvidia-driver-", "nvidia-linux-", "driver")
+
+// noGPURuntimeRE: a notebook session said to have no GPU: no hardware
+// accelerator, a CPU or TPU runtime.
+var noGPURuntimeRE = mustCue(`\b(?:hardware )?accelerator\W{0,3}(?:is |was )?(?:none|tpu)\b|\bruntime type\W{0,4}(?:is |was )?(?:cpu|tpu)\b|\btpu (?:runtime|vm)\b|\bcpu runtime\b`,
+	"accelerator", "runtime type", "tpu runtime", "tpu vm", "cpu runtime")
+
+// notebookMagicRE: a notebook cell's shell command or magic at the start
+// of a line (!pip install, !git clone, !python, %cd, !nvidia-smi).
+var notebookMagicRE = mustCue(`(?m)^[ \t]*(?:!(?:pip3?|git|python3?|nvidia-smi|wget|apt(?:-get)?)\b|%(?:cd|pip|env)\b)`, "!pip", "!git", "!python", "!nvidia-smi", "!wget", "!apt", "%cd", "%pip", "%env")
+
+// driverInBoxRE: an NVIDIA driver installed inside a container, in words
+// (English, Chinese).
+var driverInBoxRE = mustCue(`\binstall(?:ed|ing)?\b[^\n]{0,40}\bdrivers?\b[^\n]{0,30}\b(?:in|inside|into|within) (?:the |my |a |this )?(?:docker )?container\b|\b(?:in|inside|within) (?:the |my |a |this )?(?:docker )?container\b[^\n]{0,40}\binstall(?:ed|ing)?\b[^\n]{0,30}\bdrivers?\b|容器(?:内|里|中)[^\n]{0,20}(?:安装|装)[^\n]{0,10}驱动`,
+	"container", "容器")
+
 // gpuInContainer: a container started with the GPUs (--gpus) where
 // nvidia-smi answers inside: the GPU reached it, so what is left is the
 // framework in the image (a CPU build, or a CUDA build the host's driver
@@ -300,8 +357,9 @@ var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|pr
 	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the gpu", "through my gpu", "through gpu")
 
 // cueVirtualMachine: a virtual machine or system container where no
-// driver answers. VirtualBox, Hyper-V (without DDA) and Parallels give a
-// guest no CUDA GPU at all; a system container (LXC) gets it only when
+// driver answers. VirtualBox, Hyper-V (without DDA), Parallels and
+// VMware's desktop products (Workstation, Player, Fusion) give a guest no
+// CUDA GPU at all; a system container (LXC) gets it only when
 // the host's devices are mapped in. On KVM, Proxmox, ESXi, VMware or Xen
 // the GPU may be passed through, and then the guest needs its own
 // driver: either is as likely (lspci in the guest tells them apart).
@@ -313,7 +371,7 @@ func cueVirtualMachine(j *judge, r *reading) []cue {
 	switch {
 	case q == "":
 		return nil
-	case r.any("virtualbox", "hyper-v", "parallels desktop") && !r.any("passthrough", "pass-through", "passed through", "dda"):
+	case r.any("virtualbox", "hyper-v", "parallels desktop", "vmware workstation", "vmware player", "vmware fusion") && !r.any("passthrough", "pass-through", "passed through", "dda"):
 		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": that hypervisor gives its guests no CUDA GPU (train on the host, or in WSL 2 on Windows)"}}
 	case r.any("lxc", "lxd") && !r.any("passthrough", "pass-through", "passed through"):
 		return []cue{{gpu.CauseWSLOrContainer, 2, said(q) + ": a system container sees the GPU only when the host's /dev/nvidia* devices and driver libraries are mapped into it"}}
@@ -756,19 +814,19 @@ func (j *judge) releaseCovers(pk gpu.Package, cc string) (covered, known bool) {
 }
 
 var (
-	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|見つかりません|見つからない|動かない|使えない)|couldn't communicate with the nvidia driver|no devices were found`)
-	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|入れていない|インストールされていない|インストールしていない)|(?:忘了装|没装|未安装|没安装)(?:显卡|nvidia|n卡)?驱动|\bnomodeset\b|\bllvmpipe\b|드라이버[^\n]{0,10}(?:설치되지|없)|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\b(?:haven't|have not|did not|didn't|never|not yet) install(?:ed)? (?:any |the |a |an )?(?:nvidia |gpu |graphics )?drivers?\b|\bno (?:nvidia |gpu |graphics )?drivers? (?:is |are )?installed\b|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
-		"driver", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "nomodeset", "llvmpipe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
+	smiFailsRE = mustCue(`nvidia-smi(?:\.exe)?['"\x60]?\s*(?::\s*)?(?:(?:is|was) not found|is not recognized|not recognized|command not found|not found|no such file|doesn't work|does not work|didn't work|did not work|fails|failed|returns? (?:an )?error|gives (?:an )?error|shows? (?:an )?error)|nvidia-smi[^\n]{0,20}(?:nicht gefunden|introuvable|no se encuentra|no funciona|não encontrado|não funciona|не найден|не работает)|nvidia-smi[^\n]{0,30}(?:报错|找不到|无法|用不了|不能用|見つかりません|見つからない|動かない|動かなく|使えない|찾을 수 없|작동하지 않|no puede comunicarse)|couldn't communicate with the nvidia driver|no devices were found`)
+	noDriverRE = mustCue(`\bno nvidia driver\b|\bdrivers? (?:is |are |was |were )?(?:not|isn't|aren't|wasn't|weren't) (?:installed|loaded|found|running)\b|\bdriver[^\n]{0,20}\binstall(?:ation|er|ing)?\b[^\n]{0,20}\b(?:fails?|failed|failure|errors?)\b|\bnever\b[^\n]{0,20}\bdriver\b|\b(?:uninstalled|removed|purged|deleted) (?:the |my |all )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:kernel )?module (?:is )?not loaded\b|\b(?:kernel )?modules? (?:does not|doesn't|did not|didn't|won't|will not|not|fails? to|failed to) load\b|\blsmod\b[^\n]{0,40}\b(?:nothing|empty|no output)\b|\byellow (?:exclamation|triangle)|\bno tengo (?:el |los |ning[uú]n )?drivers?\b|\bsin (?:el |los )?drivers?\b|\bdrivers?[^\n]{0,20}\bno (?:est[aá]n? )?instalados?\b|\bdrivers?[^\n]{0,20}\bn[aã]o (?:est[aá]o? |foi |foram )?instalad[oa]s?\b|\btreiber\b[^\n]{0,20}\bnicht (?:installiert|geladen)|\bnicht installiert\b[^\n]{0,20}\btreiber|\bpilotes?\b[^\n]{0,20}\bpas (?:install|charg)|没有(?:安装)?(?:显卡|nvidia|英伟达|n卡)?驱动|驱动没(?:有)?装|ドライバ[^\n]{0,10}(?:入っていない|入れていない|インストールされていない|インストールしていない)|(?:忘了装|没装|未安装|没安装)(?:显卡|nvidia|n卡)?驱动|\bnomodeset\b|\bllvmpipe\b|드라이버[^\n]{0,10}(?:설치되지|설치하지|없)|\bno he instalado (?:el |los |ning[uú]n )?(?:drivers?|controlador(?:es)?)\b|驱动(?:掉了|丢了|没了)|\bm[óo]dulo (?:de )?nvidia no (?:se )?carga\b|\bwithout (?:the |a |any )?(?:nvidia )?driver\b|\b(?:haven't|have not|did not|didn't|never|not yet) install(?:ed)? (?:any |the |a |an )?(?:nvidia |gpu |graphics )?drivers?\b|\bno (?:nvidia |gpu |graphics )?drivers? (?:is |are )?installed\b|\bcode 43\b|\berror 43\b|\bsecure boot\b|\bnouveau\b|\bdkms\b|\bmodprobe\b|驱动(?:没有|未)安装|没有(?:安装)?驱动`,
+		"driver", "controlador", "dulo nvidia", "dulo de nvidia", "code 43", "error 43", "secure boot", "nouveau", "dkms", "modprobe", "nomodeset", "llvmpipe", "驱动", "没有", "module not loaded", "module is not loaded", "module", "modules", "lsmod", "yellow", "no tengo", "sin ", "treiber", "nicht installiert", "pilote", "ドライバ", "드라이버")
 	// freshInstallRE: a Linux just installed (a fresh Windows gets a
 	// driver from Windows Update) or a machine just built.
-	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
+	freshInstallRE = mustCue(`\bfresh(?:ly)? (?:installed )?(?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:ubuntu|debian|fedora|mint|pop!?_?os)\b[^\n]{0,20}\bfresh(?:ly)? (?:install|installed|installation)\b|\bfresh (?:install|installation|reinstall) of (?:ubuntu|debian|linux|fedora|mint|arch)\b|\b(?:just|newly) (?:installed|set up|reinstalled) (?:ubuntu|linux|debian|fedora|arch|mint)\b|\b(?:built|building|got|bought) a new (?:pc|computer|machine|rig|workstation|laptop)\b|重装(?:了)?系统|新装的系统|新装系统`,
 		"fresh", "just", "newly", "a new", "重装", "新装")
 	// gpuOffRE: a graphics mode that switches the NVIDIA GPU off.
-	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
-		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off")
+	gpuOffRE = mustCue(`\bprime-select (?:intel|on-demand)\b|\b(?:intel|integrated) (?:graphics )?mode\b|\bsystem76-power graphics integrated\b|\b(?:switched|switch|switching|set) (?:it |the laptop |my laptop )?(?:to|into) (?:the )?(?:integrated|intel|igpu|hybrid-off)(?: graphics| gpu| mode)?\b|\bnvidia (?:gpu|card) is (?:off|disabled|switched off|turned off)\b`,
+		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off", "to integrated", "to intel", "to igpu", "into integrated", "to the integrated")
 	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
 		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
-	afterUpdRE  = mustCue(`\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot`)
+	afterUpdRE  = mustCue(`(?:升级|更新)(?:了)?内核|内核(?:更新|升级)|カーネル(?:を)?(?:更新|アップデート)|커널 업데이트|\bactualizar el kernel\b|\bactualización del kernel\b|\bkernel-?update\b|\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
 	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
@@ -872,10 +930,17 @@ func cueDriver(j *judge, r *reading) []cue {
 		if inBox {
 			w = 1.5 // inside a container or WSL the driver's absence is usually the box's doing
 		}
+		if strings.Contains(asciiLower(q), "no devices were found") {
+			w = 1.5 // the driver answers and finds no GPU: one absent (a cloud machine without one) or one it cannot take
+		}
 		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + ": the driver does not answer"})
 	}
 	if q := r.quote(noDriverRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q)})
+		w := 2.5
+		if strings.Contains(asciiLower(q), "no such device") {
+			w = 1 // the module is there and finds no NVIDIA device to bind: a GPU absent, passed through or taken by another driver
+		}
+		out = append(out, cue{gpu.CauseDriverMissing, w, said(q)})
 	}
 	if q := r.quote(basicDisplayRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})

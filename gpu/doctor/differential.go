@@ -26,13 +26,15 @@ type differentialSettings struct {
 	weakHit   float64               // a weak error text or finding, for its own cause
 	symptomOf float64               // a weak error text, for each other cause its signature says produces it
 	capCause  float64               // the most the cues can add to one cause
-	least     float64               // the least score a cause needs to be named
+	least     float64               // the least score a cause needs to be named first
+	leastNext float64               // the least score a cause needs to be named after the first
+	alsoWords float64               // the word posterior from which the words speak for a cause other than their best
 	margin    float64               // how far below the first another may be, and still named
 }
 
 var differential = differentialSettings{
 	prior:     map[gpu.Cause]float64{gpu.CauseCPUOnlyBuild: 0.3, gpu.CauseDriverMissing: 0.2},
-	wordScale: 1.5, weakHit: 1, symptomOf: 0.3, capCause: 6, least: 1, margin: 3,
+	wordScale: 1.5, weakHit: 1, symptomOf: 0.3, capCause: 6, least: 1, leastNext: 0.1, alsoWords: 0.02, margin: 3,
 }
 
 // likely is one cause the differential names.
@@ -68,7 +70,11 @@ func (j *judge) runDifferential() {
 	ranked := j.weigh(r, weak, trouble)
 	var named []*likely
 	for _, l := range ranked {
-		if len(named) == 3 || l.score < differential.least || l.score < ranked[0].score-differential.margin {
+		least := differential.least
+		if len(named) > 0 {
+			least = differential.leastNext
+		}
+		if len(named) == 3 || l.score < least || l.score < ranked[0].score-differential.margin {
 			break
 		}
 		if len(l.because) == 0 {
@@ -129,6 +135,7 @@ func (j *judge) weigh(r *reading, weak []int, trouble string) []*likely {
 			for _, c := range s.SymptomOf {
 				if l := scores[gpu.Cause(c)]; l != nil && l.cause != f.Cause {
 					l.score += differential.symptomOf
+					l.because = append(l.because, "the report's error text ("+strings.TrimPrefix(f.Title, "The report shows ")+") also comes from "+alternativeWords(l.cause))
 				}
 			}
 		}
@@ -182,7 +189,7 @@ func (j *judge) alternatives(trouble string) {
 	}
 	k := 0
 	for _, l := range ranked {
-		if k == 2 || l.score < differential.least {
+		if k == 2 || l.score < differential.leastNext {
 			break
 		}
 		if l.cause == first.Cause || len(l.because) == 0 {
@@ -238,12 +245,15 @@ func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
 	if features < words.minWords || len(post) == 0 {
 		return
 	}
+	pr := m.Predict(j.f.Paste.Text)
 	for i, c := range m.Classes {
 		if l := scores[gpu.Cause(c)]; l != nil && l.cause != gpu.CauseOther {
 			l.score += differential.wordScale * post[i]
+			if c != pr.Cause && post[i] >= differential.alsoWords && len(l.because) == 0 {
+				l.because = append(l.because, fmt.Sprintf("the report's words also fit reports of %s (posterior %.2f, not a calibrated probability)%s", c, post[i], troubleNote(trouble)))
+			}
 		}
 	}
-	pr := m.Predict(j.f.Paste.Text)
 	l := scores[gpu.Cause(pr.Cause)]
 	if pr.Confidence < words.threshold || len(pr.Words) == 0 || l == nil || l.cause == gpu.CauseOther {
 		return

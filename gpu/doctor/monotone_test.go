@@ -187,6 +187,30 @@ func TestMonotoneEvidence(t *testing.T) {
 			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
 			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
 		}},
+		// Batch X's reasoning (issue 25): a Mac by its chip, a cloud machine
+		// that shows no NVIDIA device, a serverless platform, a driver
+		// installed inside a container, no driver behind "too old"; then
+		// the OS, the torch build or the instance type: none gets vaguer or
+		// names a cause the new fact rules out.
+		{"I tried to deploy it on mac and it says Torch not compiled with CUDA enabled, my M3 pro does not have cuda.", []addition{
+			{"CPU torch", "torch 2.5.1", nil},
+			{"macOS home in a traceback", `  File "/Users/kim/proj/app.py", line 3, in <module>`, nil},
+		}},
+		{"I am using an AWS instance.\nmodprobe: ERROR: could not insert 'nvidia': No such device", []addition{
+			{"CPU instance type", "The instance type is t3.large.", nil},
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"I deployed the model on AWS Lambda and .to('cuda') fails with Found no NVIDIA driver on your system", []addition{
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"Inside my docker container I installed the nvidia driver with apt, now nvidia-smi says Failed to initialize NVML: Driver/library version mismatch", []addition{
+			{"docker run without GPUs", "docker run -it --rm myimage bash", nil},
+			{"torch build", "torch 2.5.1+cu124", []gpu.Cause{gpu.CauseCPUOnlyBuild}},
+		}},
+		{"cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA runtime version\n$ nvidia-smi\nnvidia-smi: command not found", []addition{
+			{"distribution", "OS: Ubuntu 22.04.4 LTS (x86_64)", nil},
+			{"lspci", "01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)", nil},
+		}},
 		// Batch V's reasoning (issue 25): a hosted notebook, a setting that
 		// asks for the CPU, two Pythons, WSL where nvidia-smi answers; then
 		// the CUDA build, nvidia-smi or the driver: none gets vaguer or names

@@ -184,6 +184,7 @@ func (j *judge) explainSymptom(h gpu.SignatureHit) bool {
 func (j *judge) reportSituations() {
 	p, f := j.f.Paste, j.f
 	failed := j.gpuFailed()
+	j.noDriverBehindTooOld()
 	singularity := singularityRE.MatchString(p.DockerRun)
 	if p.DockerGPUs != nil && !*p.DockerGPUs && failed && singularity {
 		j.addExplaining(gpu.Finding{ID: "report_singularity_without_nv", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
@@ -230,6 +231,18 @@ func (j *judge) reportSituations() {
 				{Text: "Inside WSL, the driver's libraries live in /usr/lib/wsl/lib; they must be on the loader's path:", Command: "ls -l /usr/lib/wsl/lib/libcuda.so* && nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseCudnnProblem)
 	}
+	if f.Host.Container == "container" && j.noDriverSeen() && j.reading().quote(driverInBoxRE) != "" {
+		q := j.reading().quote(driverInBoxRE)
+		// A container uses the host's driver: one installed inside it
+		// shadows the host's libraries (NVML's version mismatch) or does
+		// nothing at all.
+		j.addExplainingWeighted(catalog.Strong, gpu.Finding{ID: "report_driver_inside_container", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "An NVIDIA driver was installed inside the container, which must use the host's driver",
+			Evidence: []string{`report: "` + q + `"`},
+			Fix:      []gpu.Step{{Text: "Remove the driver packages from the container (or rebuild the image without them), keep the driver on the host only, and start the container with --gpus; check inside it:", Command: "docker run --rm --gpus all IMAGE nvidia-smi"}}},
+			gpu.CauseDriverMissing)
+		return
+	}
 	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
@@ -261,7 +274,57 @@ func (j *judge) reportSituations() {
 			Evidence: []string{`report: "` + q + `"`},
 			Fix:      []gpu.Step{{Text: "Start the session with a GPU (Kaggle: Settings → Accelerator → GPU; SageMaker, Paperspace, Lightning: a GPU instance type), then check it in the notebook:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
+		j.reportServerless()
 	}
+}
+
+// reportServerless: a serverless or app platform (AWS Lambda, Cloud
+// Functions, Heroku) runs code on CPUs only, so no driver is there to
+// find. Its words are read only for a failure that nothing else explains.
+func (j *judge) reportServerless() {
+	q := j.serverless()
+	if q == "" {
+		return
+	}
+	j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_serverless_no_gpu", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+		Title:    "The program runs on a serverless or app platform, which has no GPU",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix:      []gpu.Step{{Text: "Run it on the CPU there, or move it to a GPU instance or a GPU inference service; on any machine, check for a GPU with:", Command: "nvidia-smi -L"}}},
+		gpu.CauseDriverMissing, gpu.CauseDeviceSelection)
+}
+
+// noDriverBehindTooOld: a framework's "driver too old" or "driver
+// insufficient" error beside an nvidia-smi that does not answer (not
+// found, cannot communicate) and no driver version anywhere: there is no
+// driver at all, and the framework reads its absence as version 0.
+// Inside a container or WSL the driver comes from outside, and their own
+// rules judge it.
+func (j *judge) noDriverBehindTooOld() {
+	f := j.f
+	if !j.noDriverSeen() || f.NVML.DriverVersion != "" || f.Host.Container != "" || f.Host.WSL > 0 || !j.hitOf(gpu.CauseDriverTooOld) {
+		return
+	}
+	r := j.reading()
+	q := r.quote(smiFailsRE)
+	if q == "" || strings.Contains(asciiLower(q), "no devices were found") || r.quote(smiWorksRE) != "" {
+		return
+	}
+	j.addExplainingWeighted(catalog.Strong, gpu.Finding{ID: "report_no_driver_behind_too_old", Cause: gpu.CauseDriverMissing, Severity: gpu.SevError,
+		Title:    "No NVIDIA driver answers at all: the framework's \"driver too old\" is its reading of no driver (version 0)",
+		Evidence: []string{`report: "` + q + `"`},
+		Fix:      []gpu.Step{{Text: "Install the NVIDIA driver for the GPU (Ubuntu: sudo ubuntu-drivers install; Windows: the driver from nvidia.com), restart, then check that it answers:", Command: "nvidia-smi"}}},
+		gpu.CauseDriverTooOld)
+}
+
+// serverless is the report's line that names a serverless or app
+// platform (not Lambda Labs, a GPU cloud), or "".
+func (j *judge) serverless() string {
+	r := j.reading()
+	if r.any("lambda labs", "lambdalabs", "lambda cloud") {
+		return ""
+	}
+	return r.quote(serverlessRE)
 }
 
 // hostedNotebook is the report's line that names a hosted notebook
@@ -270,6 +333,11 @@ func (j *judge) hostedNotebook() string {
 	q := j.reading().quote(hostedRE)
 	if q != "" && strings.Contains(j.f.Paste.Prose["hosted_worked"], q) {
 		return ""
+	}
+	if q == "" {
+		// A session said to have no GPU (no accelerator, a CPU or TPU
+		// runtime) is a hosted notebook's, whichever service.
+		q = j.reading().quote(noGPURuntimeRE)
 	}
 	return q
 }

@@ -67,12 +67,12 @@ var causeWords = map[gpu.Cause]string{
 // without any is not a report of a problem (a healthy nvidia-smi table, a
 // pip list), and the fallback stays silent on it.
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
-	"unable", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
+	"unable", "not able to", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
 	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
 	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
-	"no cuda", "no gpu", "no nvidia", "no device",
+	"no cuda", "no gpu", "no nvidia", "no device", "no compatible gpu", "no compatible gpus",
 	// Chinese, Japanese, Korean: error, failed, cannot, not detected,
 	// not used, only the CPU, through or on the CPU.
 	"错误", "报错", "失败", "无法", "不能", "不了", "检测不到", "识别不到", "找不到", "没有使用", "没用上", "只用cpu", "用的是cpu",
@@ -84,12 +84,14 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// see, does not work, not available, error.
 	"devuelve false", "retorna false", "возвращает false", "no detecta", "não detecta", "не видит", "не находит",
 	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
-	"no reconoce", "não reconhece", "인식하지", "못합니다",
+	"no reconoce", "não reconhece", "인식하지", "못합니다", "찾을 수 없", "no se encuentra", "não encontrado", "не найден",
+	"nicht gefunden", "introuvable", "no puede", "no carga", "動かなく", "使えなく", "작동하지", "不能用", "掉了",
 	// A device query that answers the CPU, or CUDA off.
 	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
 	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
-	"エラー", "できない", "認識しない", "認識されない", "使えない", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
+	"エラー", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
+	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
@@ -115,7 +117,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// no longer works (German), returns cpu, still the CPU build, is
 	// ignored (Chinese, English), the GPU in Device Manager.
 	"使えません", "見つかりません", "動きません", "できません", "別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
-	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator",
+	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator", "without accelerator",
+	"quota is used up", "quota exceeded", "usage limits", "no usa la gpu", "não usa a gpu",
 	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
 	"还是cpu", "还是 cpu", "忘了装", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
@@ -152,7 +155,76 @@ func hasTrouble(text string) string {
 			at = i + 1
 		}
 	}
+	if falseAnswered(low) {
+		return "false"
+	}
+	return gpuQuestion(low)
+}
+
+// questionSpan bounds how far past a question's opening words, or a CUDA
+// query, the next words are looked for: a line of a paste may be long, and
+// each occurrence must cost little.
+const questionSpan = 200
+
+// gpuQuestions open a question; gpuQuestion asks one of them about the GPU.
+var gpuQuestions = []string{"how can i", "how do i", "how to", "how can we", "how do we", "is there a way", "is there any way",
+	"any way to", "is it possible", "can i use", "can i get", "can i make", "can we use"}
+
+// gpuQuestion: a line asks how to get the GPU used ("How can I enable the
+// GPU in docker compose?", "How to use GPU on Colab?"): the question of a
+// report that says nothing failed yet. It returns the question's opening
+// words, or "".
+func gpuQuestion(low string) string {
+	for _, q := range gpuQuestions {
+		for at := 0; ; {
+			i := strings.Index(low[at:], q)
+			if i < 0 {
+				break
+			}
+			i += at
+			line := low[i:min(len(low), i+questionSpan)]
+			if e := strings.IndexAny(line, "\n?"); e >= 0 {
+				line = line[:e]
+			}
+			if strings.Contains(line, "gpu") || strings.Contains(line, "cuda") || strings.Contains(line, "graphics card") {
+				return q
+			}
+			at = i + 1
+		}
+	}
 	return ""
+}
+
+// falseAnswered: a CUDA query (is_available(), is_built_with_cuda(),
+// is_gpu_available()) answered by a line that says only False, as a
+// terminal or a notebook prints it (">>> torch.cuda.is_available()" then
+// "False").
+func falseAnswered(low string) bool {
+	for at := 0; ; {
+		i := strings.Index(low[at:], "available()")
+		if j := strings.Index(low[at:], "with_cuda()"); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			return false
+		}
+		i += at
+		rest := low[i:min(len(low), i+questionSpan)]
+		nl := strings.IndexByte(rest, '\n')
+		if nl < 0 {
+			at = i + 1
+			continue
+		}
+		next := rest[nl+1:]
+		if e := strings.IndexByte(next, '\n'); e >= 0 {
+			next = next[:e]
+		}
+		next = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(next), "out[1]:"))
+		if next == "false" || strings.HasPrefix(next, "false ") {
+			return true
+		}
+		at = i + 1
+	}
 }
 
 // toolNoiseRE are the lines of a tool's output that hold a trouble word

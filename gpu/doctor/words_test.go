@@ -151,3 +151,36 @@ func TestToolNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionAndQueryTrouble: a question about getting the GPU used,
+// and a CUDA query a terminal answers False, are trouble; the words are
+// looked for only near the question or the query (a long line costs
+// little, whatever it repeats).
+func TestQuestionAndQueryTrouble(t *testing.T) {
+	for _, c := range []struct {
+		text, want string
+	}{
+		{"how can i enable the gpu in docker compose?", "how can i"},
+		{"is there a way to use cuda here", "is there a way"},
+		{"how to install it? the gpu works", ""},
+		{"how to " + strings.Repeat("x", 300) + " gpu", ""},
+		{"how do i cite this paper", ""},
+	} {
+		if got := gpuQuestion(c.text); got != c.want {
+			t.Errorf("gpuQuestion(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{">>> torch.cuda.is_available()\nfalse", true},
+		{"in [1]: tf.test.is_built_with_cuda()\nout[1]: false", true},
+		{">>> torch.cuda.is_available()\ntrue", false},
+		{"torch.cuda.is_available()" + strings.Repeat(" ", 300) + "\nfalse", false},
+	} {
+		if got := falseAnswered(c.text); got != c.want {
+			t.Errorf("falseAnswered(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}

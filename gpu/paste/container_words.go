@@ -47,7 +47,25 @@ func namesContainer(low string) bool {
 	if !isASCII(low) && strings.Contains(low, "docker") && dockerLocativeRE.MatchString(low) {
 		return true
 	}
+	if formAnswer(low) {
+		return true
+	}
 	return containerPhraseRE.MatchString(low)
+}
+
+// formAnswer: an issue form's answer or a list item that is Docker alone
+// ("Docker", "- Docker Compose", "Unraid 6.12 (docker)"): how the program
+// was installed or deployed.
+func formAnswer(low string) bool {
+	if strings.Contains(low, "(docker)") {
+		return true
+	}
+	t := strings.Trim(low, "-*•:. \t\r\n")
+	switch t {
+	case "docker", "docker compose", "docker-compose", "docker desktop", "docker engine", "via docker", "using docker", "with docker", "docker image", "docker container":
+		return true
+	}
+	return false
 }
 
 // hasWord says whether w occurs in s as a whole word: with no ASCII letter,
@@ -98,4 +116,50 @@ func cudaImageTag(low string) bool {
 		}
 		at = i + 1
 	}
+}
+
+// composeLogLine says whether s is a line of Docker Compose's logs: a
+// service's name, a hyphen or underscore and its replica number, spaces,
+// then "| " ("whisper-1  | Using device: cpu").
+func composeLogLine(s string) bool {
+	bar := strings.IndexByte(s, '|')
+	if bar < 3 || bar+1 >= len(s) || s[bar+1] != ' ' || s[bar-1] != ' ' {
+		return false
+	}
+	name := strings.TrimRight(s[:bar], " ")
+	if name == "" || strings.ContainsAny(name, " \t") {
+		return false
+	}
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == len(name) || i < 2 || name[i-1] != '-' && name[i-1] != '_' {
+		return false
+	}
+	for j := 0; j < i-1; j++ {
+		if c := name[j]; !isWordByte(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// composeProgress says whether low, a line ASCII-lowered, is Docker
+// Compose's progress for a container ("✔ container ollama  started").
+func composeProgress(low string) bool {
+	i := strings.Index(low, "container ")
+	if i < 0 {
+		return false
+	}
+	rest := strings.Fields(low[i+len("container "):])
+	if len(rest) < 2 {
+		return false
+	}
+	switch rest[1] {
+	case "started", "starting", "created", "creating", "running", "recreated", "recreate", "healthy", "attaching":
+		prefix := strings.TrimSpace(low[:i])
+		return prefix == "" || strings.HasPrefix(prefix, "✔") || strings.HasPrefix(prefix, "⠿") || strings.HasPrefix(prefix, "-")
+	}
+	return false
 }

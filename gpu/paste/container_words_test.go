@@ -10,8 +10,9 @@ import (
 )
 
 // containerOld is the one pattern namesContainer replaced (with the verbs
-// before a container added to its first alternative since).
-var containerOld = regexp.MustCompile(`\b(?:inside|in|within|from|start(?:ed|ing)?|ran|run(?:ning)?|launch(?:ed|ing)?|creat(?:ed|ing)) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker[- ](?:image|container)s?\b|\bim (?:docker|container)\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\bdev ?containers?\b|\bdocker desktop\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)`)
+// before a container added to its first alternative since, and an issue
+// form's answer of Docker alone).
+var containerOld = regexp.MustCompile(`\b(?:inside|in|within|from|start(?:ed|ing)?|ran|run(?:ning)?|launch(?:ed|ing)?|creat(?:ed|ing)) (?:a |the |my |our )?(?:[\w-]+ )?(?:docker|podman|container|pod)\b|\bdocker[- ](?:image|container)s?\b|\bim (?:docker|container)\b|docker[- ]compose|\bdockerfile\b|\bkubernetes\b|\bk8s\b|\bsingularity\b|\bapptainer\b|\bnvidia-docker\b|\bpodman\b|\benroot\b|\bpyxis\b|\bdev ?containers?\b|\bdocker desktop\b|容器|コンテナ|컨테이너|docker\s*(?:里|中|内|内部|镜像|環境|環境内|部署|运行|启动)|\(docker\)|^[-*•:. \t\r\n]*(?:docker|docker compose|docker-compose|docker desktop|docker engine|via docker|using docker|with docker|docker image|docker container)[-*•:. \t\r\n]*$`)
 
 // TestNamesContainerAsThePattern: the literal search says what the one
 // pattern said, on every line of every corpus report (both parts) and on
@@ -22,7 +23,8 @@ func TestNamesContainerAsThePattern(t *testing.T) {
 		"in docker", "indocker", "within our custom-build container", "from the nvidia/cuda container", "inside a pod.",
 		"docker images", "docker-imagesx", "docker imagery", "im docker", "swim docker", "devcontainers", "dev container",
 		"devcontainer_", "docker-compose.yml", "docker compose up", "docker里跑", "docker 部署", "在容器中", "コンテナで", "컨테이너",
-		"docker desktop", "docker desktops", "i started the container without --gpus", "ran my container", "restarted the container", "podman", "podmans", "nvidia-docker2", "pyxis/enroot", "singularity.", "apptainer exec")
+		"docker desktop", "docker desktops", "i started the container without --gpus", "ran my container", "restarted the container", "podman", "podmans", "nvidia-docker2", "pyxis/enroot", "singularity.", "apptainer exec",
+		"Docker", " - Docker Compose", "Unraid 6.12 (docker)", "docker run", "dockerhub")
 	checked, yes := 0, 0
 	for _, l := range lines {
 		low := asciiLower(l)
@@ -79,4 +81,40 @@ func corpusLines(t *testing.T) []string {
 		}
 	}
 	return lines
+}
+
+// TestComposeLines: Docker Compose's log and progress lines name a
+// container; a Markdown table, nvidia-smi's rows and a shell pipe do not.
+func TestComposeLines(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"whisper-1  | Using device: cpu", true},
+		{"app_1  | GPU available: False, used: False", true},
+		{"my.service-12 | started", true},
+		{"| package | version |", false},
+		{"|   0  NVIDIA GeForce RTX 3060        Off |   00000000:01:00.0  On |", false},
+		{"cat log.txt | grep cuda", false},
+		{"step-1 |", false},
+		{"a b-1 | x", false},
+	} {
+		if got := composeLogLine(c.line); got != c.want {
+			t.Errorf("composeLogLine(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{" ✔ container ollama  started", true},
+		{"container whisper  created", true},
+		{" ⠿ container app-1  running", true},
+		{"the container ollama started but sees no gpu", false},
+		{"container image", false},
+	} {
+		if got := composeProgress(c.line); got != c.want {
+			t.Errorf("composeProgress(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
 }

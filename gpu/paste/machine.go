@@ -21,9 +21,22 @@ const machineText = 64 << 10
 const nvidiaWord = `nvidia|nivida|nvida|nvdia|nvidea`
 
 var (
-	// macRE: the report runs on a Mac (Apple silicon or macOS).
-	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] (?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )mac\b`,
+	// macRE: the report runs on a Mac (Apple silicon or macOS), by its
+	// name ("on mac", "m1mac", "my M3 Pro").
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] ?(?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bmy m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )?mac\b`,
 		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
+	// macHomeRE: a Mac by its chip after its name ("Mac con chip M1",
+	// "Mac M2"), in Spanish, French or German ("mi Mac"), or by a macOS
+	// home folder in a path ("/Users/kim/…"; Windows writes C:\Users, WSL
+	// /mnt/c/Users, Git Bash /c/Users, none of which a space or quote comes
+	// right before). Patterns of their own, so that macRE, tried around
+	// every "mac", does not grow.
+	macHomeRE = catalog.MustPattern(`(?:^|[\s"'(=])/users/[\w.-]+/|\bchip m[1-4]\b|\bmac m[1-4]\b|\b(?:una|mi|mon|meinem|meine) mac\b`,
+		"/users/", "chip m", "mac m", "una mac", "mi mac", "mon mac", "meine mac", "meinem mac")
+	// macCJKRE: a Mac in Chinese, Japanese or Korean (苹果电脑, Mac电脑,
+	// Macで, Mac에서), tried only on a text with non-ASCII bytes.
+	macCJKRE = catalog.MustPattern(`苹果(?:电脑|笔记本)|mac ?(?:电脑|笔记本|で|에서)`,
+		"苹果", "mac电脑", "mac 电脑", "mac笔记本", "mac 笔记本", "macで", "mac で", "mac에서", "mac 에서")
 	// otherGPURE: a GPU that is not NVIDIA's. An AMD APU's name ("Ryzen 7
 	// 5800H with Radeon Graphics") is a CPU, often beside an NVIDIA GPU.
 	// An AMD card may be named by its number alone ("AMD 6600XT"): the XT,
@@ -106,9 +119,15 @@ func (pp *parser) machineWords() {
 // template's unticked box ("- [ ] MacOS" beside "- [X] Windows") is an OS
 // the person does not have.
 func macLine(low, text string) string {
-	for _, loc := range macRE.FindAllIndex(low, 4) {
-		if !untickedBox(low, loc[0]) {
-			return lineAround(text, loc)
+	res := []*catalog.Pattern{macRE, macHomeRE}
+	if !isASCII(low) {
+		res = append(res, macCJKRE)
+	}
+	for _, re := range res {
+		for _, loc := range re.FindAllIndex(low, 4) {
+			if !untickedBox(low, loc[0]) {
+				return lineAround(text, loc)
+			}
 		}
 	}
 	return ""

@@ -37,6 +37,13 @@ func TestMachineWords(t *testing.T) {
 		// An eGPU beside integrated graphics is an NVIDIA GPU.
 		{"eGPU", "a laptop with only integrated graphics built in, but an external GPU enclosure with a Nvidia graphics card", "", "", ""},
 		// An old Mac with an NVIDIA GPU and its CUDA driver.
+		// A Mac by name or chip in other languages, or by a macOS home
+		// folder; the Windows home in WSL or Git Bash is not one.
+		{"on mac, chip after the name", "Estoy en una Mac con chip M1", "darwin", "", ""},
+		{"Mac in Chinese", "在苹果电脑上运行报错", "darwin", "", ""},
+		{"macOS home folder", `  File "/Users/kim/proj/train.py", line 12`, "darwin", "", ""},
+		{"Windows home in WSL", `  File "/mnt/c/Users/kim/proj/train.py", line 12`, "", "", ""},
+		{"Windows home in Git Bash", `$ cd /c/Users/kim/proj && python train.py`, "", "", ""},
 		{"old Mac with CUDA", "OS X Yosemite 10.10.5, CUDA Driver Version: 7.5.20 on my MacBook Pro", "", "", ""},
 	}
 	for _, c := range cases {

@@ -270,6 +270,15 @@ var recognisers = []recogniser{
 			}
 			pp.quote("os", s)
 		}},
+	// WSL spelled out. (A Windows drive where WSL mounts it, /mnt/c/, is
+	// also where a Linux mounts a Windows partition: not WSL alone.)
+	{hint: "subsystem for linux", re: regexp.MustCompile(`(?i)subsystem for linux`),
+		apply: func(pp *parser, m []string, s string) {
+			if pp.f.Host.WSL == 0 {
+				pp.f.Host.OS, pp.f.Host.WSL = "linux", 2
+			}
+			pp.quote("os", s)
+		}},
 	// A Singularity/Apptainer start: --nv (or --nvccli) hands it the
 	// host's GPUs and driver, like docker's --gpus.
 	{anyOf: []string{"singularity", "apptainer"}, re: regexp.MustCompile("(?:^|[\\s`'\"$>])(singularity|apptainer)\\s+(?:exec|run|shell|instance\\s+start)\\b(.*)$"),
@@ -289,16 +298,24 @@ var recognisers = []recogniser{
 	// reservation (capabilities: [gpu]) is a container's too.
 	{anyOf: []string{"docker", "container", "pod", "kubernetes", "k8s", "singularity", "apptainer", "enroot", "pyxis", "容器", "コンテナ", "컨테이너"},
 		test: func(s, _ string) bool { return namesContainer(asciiLower(s)) }, apply: inContainer},
-	// Container and docker in Spanish, Portuguese, Russian, French and Korean, and
-	// a Compose file's GPU reservation: rarer words, tried apart.
-	{anyOf: []string{"도커", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur"}, lower: true,
-		re:    regexp.MustCompile(`도커|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]`),
+	// Container and docker in Spanish, Portuguese, Russian, French, Korean
+	// and Japanese (ドッカー), a Compose file's GPU reservation, and the
+	// platforms that run every app in a container (Portainer, Unraid,
+	// Fargate; not a Kubernetes distribution, whose GPU operator builds
+	// the host's driver): rarer words, tried apart.
+	{anyOf: []string{"도커", "ドッカー", "contenedor", "contêiner", "контейнер", "докер", "capabilities", "conteneur", "portainer", "unraid", "fargate"}, lower: true,
+		re:    regexp.MustCompile(`도커|ドッカー|contenedor|contêiner|контейнер|докер|conteneur|capabilities:\s*\[\s*gpu\s*\]|\b(?:portainer|unraid|fargate)\b`),
 		apply: inContainer},
 	// docker with a verb or a preposition of another language before it
 	// ("deployed it with docker", "usando docker", "в docker"), or a noun
 	// after it ("the docker deployment"): words read around the literal,
 	// cheaper than alternations tried at every byte of every line.
 	{hint: "docker", test: func(_, low string) bool { return dockerInWords(low) }, apply: inContainer},
+	// Docker Compose's own output: a service's log line ("app-1  | ...",
+	// "app_1  | ..." before Compose v2) and its progress ("✔ Container
+	// ollama  Started").
+	{hint: "|", test: func(s, _ string) bool { return composeLogLine(s) }, apply: inContainer},
+	{hint: "container ", test: func(_, low string) bool { return composeProgress(low) }, apply: inContainer},
 	{hint: "from", re: regexp.MustCompile(`^FROM\s+\S+(?:\s+AS\s+\S+)?\s*$`), apply: inContainer},
 	{hint: "cuda", anyOf: []string{":"}, test: func(s, _ string) bool { return cudaImageTag(asciiLower(s)) }, apply: inContainer},
 	{anyOf: []string{"srun", "sbatch", "salloc", "slurm"}, re: regexp.MustCompile(`(?:^|\s)(?:srun|sbatch|salloc)\s|^#SBATCH\b|\bslurm\b`),

@@ -80,6 +80,17 @@ func visitPart(text string, fn func([]byte)) {
 		prev = append(prev[:0], t...)
 	}
 	for i := 0; i < len(text); i++ {
+		if (i == 0 || text[i-1] == '\n') && smiTableLine(text[i:]) {
+			// nvidia-smi's table says the same words on every machine
+			// (Persistence-M, Bus-Id, Disp.A, Volatile, MiB): not the
+			// report's words. Its facts are read elsewhere.
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			flush()
+			prev = prev[:0]
+			continue
+		}
 		c := text[i]
 		switch {
 		case c >= 'A' && c <= 'Z':
@@ -101,6 +112,35 @@ func visitPart(text string, fn func([]byte)) {
 	}
 	flush()
 }
+
+// smiTableLine says whether the line that starts rest is a line of
+// nvidia-smi's table: its frame (+---, |===) or a row (| … |) with one of
+// the table's own words.
+func smiTableLine(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t")
+	if len(rest) < 2 || rest[0] != '|' && rest[0] != '+' {
+		return false
+	}
+	if rest[1] == '-' || rest[1] == '=' {
+		return true
+	}
+	if rest[0] != '|' {
+		return false
+	}
+	line := rest
+	if n := strings.IndexByte(line, '\n'); n >= 0 {
+		line = line[:n]
+	}
+	for _, w := range smiTableWords {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// smiTableWords are words only nvidia-smi's table rows hold.
+var smiTableWords = []string{"MiB", "Persistence-M", "Bus-Id", "Disp.A", "Volatile", "GPU-Util", "Compute M.", "MIG M.", "Pwr:Usage", "NVIDIA-SMI", "Processes:", "Process name", "GPU   GI", "ID   ID"}
 
 func isWordByte(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '+'

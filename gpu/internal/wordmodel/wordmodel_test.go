@@ -52,3 +52,36 @@ func TestPredictBounded(t *testing.T) {
 		t.Errorf("8 MiB took %v", d)
 	}
 }
+
+// TestFeaturesSkipSMITable: nvidia-smi's table frame and header rows say
+// the same words on every machine and are not read; its GPU row (the
+// GPU's name) and a Markdown table of the report's own words are.
+func TestFeaturesSkipSMITable(t *testing.T) {
+	prose := "torch.cuda.is_available() returns False on my laptop\n"
+	table := "+-----------------------------------------------------------------------------------------+\n" +
+		"| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n" +
+		"|-----------------------------------------+------------------------+----------------------+\n" +
+		"| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n" +
+		"|   0  NVIDIA GeForce RTX 3060        Off |   00000000:01:00.0  On |                  N/A |\n" +
+		"| 30%   41C    P8             15W /  170W |     512MiB /  12288MiB |      2%      Default |\n" +
+		"+-----------------------------------------+------------------------+----------------------+\n"
+	got := Features(prose + table)
+	for _, w := range []string{"persistence", "volatile", "uncorr", "disp", "mib", "default", "smi"} {
+		if slices.Contains(got, w) {
+			t.Errorf("nvidia-smi's table word %q was read: %v", w, got)
+		}
+	}
+	for _, w := range Features(prose) {
+		if !slices.Contains(got, w) {
+			t.Errorf("the prose's word %q was lost beside the table: %v", w, got)
+		}
+	}
+	// The GPU's row names the GPU: the report's fact, kept.
+	if !slices.Contains(got, "geforce") {
+		t.Errorf("the GPU row's name was dropped: %v", got)
+	}
+	md := "| package | version |\n| onnxruntime | cpu |\n"
+	if got := Features(md); !slices.Contains(got, "onnxruntime") {
+		t.Errorf("a Markdown table's words were dropped: %v", got)
+	}
+}
