@@ -149,7 +149,8 @@ func hasTrouble(text string) string {
 			i += at
 			// A word is whole between non-letters; Chinese, Japanese and
 			// Korean words abut Latin ones without a space (检测不到GPU).
-			if (i == 0 || !isLetter(w[0]) || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(w[len(w)-1]) || !isLetter(low[i+len(w)])) {
+			whole := (i == 0 || !isLetter(w[0]) || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(w[len(w)-1]) || !isLetter(low[i+len(w)]))
+			if whole && !(w == "which gpu" && shopping(low[i:min(len(low), i+questionSpan)])) {
 				return w
 			}
 			at = i + 1
@@ -159,6 +160,20 @@ func hasTrouble(text string) string {
 		return "false"
 	}
 	return gpuQuestion(low)
+}
+
+// shopping: a "which GPU" that asks what to buy ("which GPU should I buy,
+// a 4090 or two 3090s?") is advice sought, not a GPU that misbehaves.
+func shopping(after string) bool {
+	if e := strings.IndexAny(after, "\n?"); e >= 0 {
+		after = after[:e]
+	}
+	for _, w := range []string{"buy", "purchase", "recommend", "worth", "upgrade to", "is better", "is best", "is faster", "get for"} {
+		if strings.Contains(after, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // questionSpan bounds how far past a question's opening words, or a CUDA

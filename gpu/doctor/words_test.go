@@ -51,6 +51,7 @@ func TestWordFallback(t *testing.T) {
 			"dkms status shows the nvidia module not built for the new kernel. Secure boot is enabled. What is wrong with the driver?", gpu.CauseDriverMissing},
 		{"healthy nvidia-smi", mustRead(t, filepath.Join("..", "testdata", "healthy", "nvidia-smi.txt")), ""},
 		{"a question without a problem", "Which GPU should I buy for training transformers, a 4090 or two 3090s?", ""},
+		{"advice sought, not trouble", "Which GPU is better for fine-tuning Llama with LoRA, a used 3090 or a new 4070 Ti?", ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)
