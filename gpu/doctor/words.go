@@ -109,7 +109,8 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// Not compatible or supported; an empty device list; is_available
 	// False written without its parentheses; another kernel or
 	// environment; the CPU used, in Chinese, spaced.
-	"not compatible", "incompatible", "not supported", "unsupported", "is empty", "returns []", "gives []", "prints []",
+	"not compatible", "incompatible", "not supported", "unsupported", "not currently supported", "not yet supported",
+	"isn't supported", "is not currently supported", "no support for", "is empty", "returns []", "gives []", "prints []",
 	"empty list", "available false", "is_available false", "only shows cpuexecutionprovider", "only cpuexecutionprovider",
 	"different kernel", "wrong kernel", "another kernel", "different environment", "wrong environment",
 	"是 false", "为 false", "用的cpu", "一直用cpu", "都是cpu", "只能用cpu", "走的cpu",

@@ -35,7 +35,7 @@ type parser struct {
 	env      *gpu.PythonEnv
 	section  string   // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
 	lastGPU  int      // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
-	query    string   // the REPL expression whose value the next line holds
+	queries  []string // the REPL expressions whose values the next lines hold, in order (prints in a row, then what they printed)
 	pipTorch bool     // pip listed torch
 	heading  string   // an issue-template heading ("### TensorFlow version") whose value is on a later line
 	csv      []string // the fields of nvidia-smi --query-gpu rows being read (query.go)
@@ -264,7 +264,7 @@ func (pp *parser) line(raw string) {
 		pp.section = ""
 		return
 	}
-	if pp.query != "" && pp.replAnswer(s) {
+	if len(pp.queries) > 0 && !replQueryRE.MatchString(s) && pp.replAnswer(s) {
 		return
 	}
 	if pp.heading != "" || strings.HasPrefix(s, "#") {

@@ -135,3 +135,29 @@ func TestGPUNamesInProse(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintsThenValues: a script's prints in a row, then what they
+// printed, are paired in order (print(torch.__version__),
+// print(torch.cuda.is_available()), print(torch.version.cuda), then
+// 1.12.1, False, None); a line that is no value ends the wait.
+func TestPrintsThenValues(t *testing.T) {
+	text := "import torch\nprint(torch.__version__)\nprint(torch.cuda.is_available())\nprint(torch.version.cuda)\n\n1.12.1\nFalse\nNone\n"
+	f := Parse(text, time.Now())
+	if len(f.Pythons) == 0 {
+		t.Fatalf("no torch read from %q", text)
+	}
+	pk, ok := f.Pythons[0].Package("torch")
+	if !ok || pk.Version != "1.12.1" || !pk.CPUOnly || pk.CUDA != "" {
+		t.Errorf("torch %+v, want 1.12.1, a CPU-only build", pk)
+	}
+	if f.Paste.CUDAAvailable == nil || *f.Paste.CUDAAvailable {
+		t.Errorf("is_available %v, want false", f.Paste.CUDAAvailable)
+	}
+	// Prose between the prints and the numbers: nothing is paired.
+	f = Parse("print(torch.__version__)\nprint(torch.version.cuda)\nI get this:\n12.1\nNone\n", time.Now())
+	if len(f.Pythons) > 0 {
+		if pk, ok := f.Pythons[0].Package("torch"); ok && (pk.Version == "12.1" || pk.CPUOnly) {
+			t.Errorf("values read across prose: torch %+v", pk)
+		}
+	}
+}

@@ -26,7 +26,11 @@ type recogniser struct {
 // cleaned line. It is never modified.
 var recognisers = []recogniser{
 	// A REPL query: its value is on the next line (replAnswer).
-	{anyOf: []string{"torch.", "tf.", "jax."}, re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) { pp.query = m[1] }},
+	{anyOf: []string{"torch.", "tf.", "jax."}, re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) {
+		if len(pp.queries) < maxQueries {
+			pp.queries = append(pp.queries, m[1])
+		}
+	}},
 	// --- python -m torch.utils.collect_env ---------------------------------
 	{format: "collect_env", hint: "pytorch version:", re: regexp.MustCompile(`^PyTorch version:\s*(\S+)`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.torch(m[1], s) }},
@@ -657,10 +661,15 @@ func (pp *parser) gpuInProse(name, s string) {
 	pp.prose("gpu", strings.TrimSpace(name))
 }
 
-// replAnswer reads the value a REPL printed for the last query.
+// maxQueries is how many REPL expressions in a row wait for their values
+// (a script's prints, then their output: 1.12.1, False, None).
+const maxQueries = 8
+
+// replAnswer reads the value a REPL printed for the first query waiting;
+// a line that is no value ends the wait for all of them.
 func (pp *parser) replAnswer(s string) bool {
-	q := pp.query
-	pp.query = ""
+	q := pp.queries[0]
+	pp.queries = pp.queries[1:]
 	if q == "jax.devices()" || strings.HasPrefix(q, "tf.config") {
 		switch {
 		case strings.Contains(s, "CpuDevice") || s == "[]":
@@ -668,6 +677,7 @@ func (pp *parser) replAnswer(s string) bool {
 		case strings.Contains(s, "Device(") || strings.Contains(s, "cuda(") || strings.Contains(s, "PhysicalDevice(name='/physical_device:GPU"):
 			pp.p.Devices = appendUnique(pp.p.Devices, "gpu")
 		default:
+			pp.queries = nil
 			return false
 		}
 		pp.quote("jax", q+" → "+s)
@@ -675,6 +685,7 @@ func (pp *parser) replAnswer(s string) bool {
 	}
 	m := replValueRE.FindStringSubmatch(s)
 	if m == nil {
+		pp.queries = nil
 		return false
 	}
 	switch q {
