@@ -32,32 +32,12 @@ func TestNormSiLUFusedMatchesUnfused(t *testing.T) {
 func testNormSiLUFused(t *testing.T, scratch int) {
 	spec := model.Spec{Kind: model.DetN, Channels: 3, Height: 48, Width: 48, Classes: 3}
 	run := func(be exec.Backend) (losses []float32, grads, params [][]float32, stats [][]float32, fused []string) {
-		net, err := model.Build(spec, 5, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, eg := net.ExecGraphs()
-		tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "sgd", Momentum: 0.9})
-		if err != nil {
-			t.Fatal(err)
-		}
 		defer be.Close()
-		rng := rand.New(rand.NewSource(7))
-		for range 4 {
-			x, y := net.RandomBatch(rng)
-			loss, _, err := tr.Step(x, y, 1e-2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			losses = append(losses, loss)
-		}
+		tr, losses := trainSteps(t, be, spec, 5, 4, 7, exec.Optim{Kind: "sgd", Momentum: 0.9})
 		train, _ := tr.Programs()
+		grads = gradsOf(t, tr)
 		for _, sz := range train.ParamSize {
-			grads = append(grads, make([]float32, sz))
 			params = append(params, make([]float32, sz))
-		}
-		if err := tr.Grads(grads); err != nil {
-			t.Fatal(err)
 		}
 		if err := tr.ReadParams(params); err != nil {
 			t.Fatal(err)
@@ -120,34 +100,10 @@ func TestStridedColumnsKept(t *testing.T) {
 	spec := model.Spec{Kind: model.DetN, Channels: 3, Height: 48, Width: 48, Classes: 3}
 	run := func(be exec.Backend, gb *exec.GoBackend) ([]float32, [][]float32, []string) {
 		gb.SetConvScratch(20000) // one image a part: 27×576 floats of columns each
-		net, err := model.Build(spec, 4, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, eg := net.ExecGraphs()
-		tr, err := exec.NewTrainer(be, tg, eg, exec.Optim{Kind: "adam"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		defer be.Close()
-		rng := rand.New(rand.NewSource(3))
-		var losses []float32
-		for range 3 {
-			x, y := net.RandomBatch(rng)
-			loss, _, err := tr.Step(x, y, 1e-2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			losses = append(losses, loss)
-		}
+		tr, losses := trainSteps(t, be, spec, 4, 3, 3, exec.Optim{Kind: "adam"})
 		train, _ := tr.Programs()
-		grads := make([][]float32, len(train.ParamSize))
-		for i, sz := range train.ParamSize {
-			grads[i] = make([]float32, sz)
-		}
-		if err := tr.Grads(grads); err != nil {
-			t.Fatal(err)
-		}
+		grads := gradsOf(t, tr)
 		return losses, grads, train.Kept
 	}
 	a := exec.NewGoBackend()
@@ -177,4 +133,44 @@ func TestStridedColumnsKept(t *testing.T) {
 			}
 		}
 	}
+}
+
+// trainSteps builds spec's network at batch on be and trains it for steps
+// random batches drawn from seed; it returns the trainer and the losses.
+func trainSteps(t *testing.T, be exec.Backend, spec model.Spec, batch, steps int, seed int64, opt exec.Optim) (*exec.Trainer, []float32) {
+	t.Helper()
+	net, err := model.Build(spec, batch, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, eg := net.ExecGraphs()
+	tr, err := exec.NewTrainer(be, tg, eg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	var losses []float32
+	for range steps {
+		x, y := net.RandomBatch(rng)
+		loss, _, err := tr.Step(x, y, 1e-2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, loss)
+	}
+	return tr, losses
+}
+
+// gradsOf reads the last step's gradients.
+func gradsOf(t *testing.T, tr *exec.Trainer) [][]float32 {
+	t.Helper()
+	train, _ := tr.Programs()
+	grads := make([][]float32, len(train.ParamSize))
+	for i, sz := range train.ParamSize {
+		grads[i] = make([]float32, sz)
+	}
+	if err := tr.Grads(grads); err != nil {
+		t.Fatal(err)
+	}
+	return grads
 }

@@ -32,18 +32,24 @@ var convShapes = []struct {
 	{"dw-stage3-320", false, true, 64, 576, 1600},
 }
 
+// operands returns random A (m×k) and B (k×n) and C (m×n).
+func operands(m, n, k int) (A, B, C []float32) {
+	rng := rand.New(rand.NewSource(1))
+	A, B, C = make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for _, buf := range [][]float32{A, B} {
+		for i := range buf {
+			buf[i] = rng.Float32()
+		}
+	}
+	return A, B, C
+}
+
 // BenchmarkConvShapes: the nano detector's convolution products at 128
 // pixels, batch 16, one part each (forward, image and filter gradients).
 func BenchmarkConvShapes(b *testing.B) {
 	for _, s := range convShapes {
 		b.Run(s.name, func(b *testing.B) {
-			rng := rand.New(rand.NewSource(1))
-			A, B, C := make([]float32, s.m*s.k), make([]float32, s.k*s.n), make([]float32, s.m*s.n)
-			for _, buf := range [][]float32{A, B} {
-				for i := range buf {
-					buf[i] = rng.Float32()
-				}
-			}
+			A, B, C := operands(s.m, s.n, s.k)
 			var g Gemm
 			var pool par.Pool
 			defer pool.Close()
@@ -63,13 +69,7 @@ func BenchmarkConvShapes(b *testing.B) {
 func BenchmarkPanels6(b *testing.B) {
 	for _, s := range convShapes {
 		b.Run(s.name, func(b *testing.B) {
-			rng := rand.New(rand.NewSource(1))
-			A, B, C := make([]float32, s.m*s.k), make([]float32, s.k*s.n), make([]float32, s.m*s.n)
-			for _, buf := range [][]float32{A, B} {
-				for i := range buf {
-					buf[i] = rng.Float32()
-				}
-			}
+			A, B, C := operands(s.m, s.n, s.k)
 			var g6, g4 Gemm
 			g4.UseOnly4(true)
 			var pool par.Pool
