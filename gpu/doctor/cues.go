@@ -826,8 +826,15 @@ var (
 		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off", "to integrated", "to intel", "to igpu", "into integrated", "to the integrated")
 	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
 		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
-	afterUpdRE  = mustCue(`(?:升级|更新)(?:了)?内核|内核(?:更新|升级)|カーネル(?:を)?(?:更新|アップデート)|커널 업데이트|\bactualizar el kernel\b|\bactualización del kernel\b|\bkernel-?update\b|\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
-	oldDriverRE = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
+	afterUpdRE = mustCue(`(?:升级|更新)(?:了)?内核|内核(?:更新|升级)|カーネル(?:を)?(?:更新|アップデート)|커널 업데이트|\bactualizar el kernel\b|\bactualización del kernel\b|\bkernel-?update\b|\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
+	// The framework's "driver too old" told in words ("the msg is that my
+	// Nvidia version is too old"): its own error, paraphrased.
+	tooOldRE = mustCue(`\b(?:msg|message|error|it|says?|said|told me|tells me)\b[^\n?]{0,30}\b(?:nvidia|driver|gpu driver|nvidia driver)(?: version)? (?:is|was) too old\b[^?\n]{0,40}(?:$|[.!,;:\n])`,
+		"too old")
+	// torch updated or upgraded between the outputs a report shows: the
+	// versions before and after are one install, not two.
+	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
+	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
 	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
 	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -954,7 +961,9 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
-	if q := r.quote(oldDriverRE); q != "" {
+	if q := r.quote(tooOldRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
+	} else if q := r.quote(oldDriverRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
 	}
 	if works {

@@ -26,7 +26,10 @@ func (j *judge) ruleInstalls() {
 				copies = append(copies, pk)
 			}
 		}
-		if len(copies) > 1 && e.Kind == "paste" {
+		// A report that tells of updating torch shows it before and after:
+		// one install.
+		updated := len(copies) > 1 && e.Kind == "paste" && j.reading().quote(torchUpdateRE) != ""
+		if len(copies) > 1 && e.Kind == "paste" && !updated {
 			var ev []string
 			for _, c := range copies {
 				b := "build not shown"
@@ -42,7 +45,7 @@ func (j *judge) ruleInstalls() {
 				Title:    fmt.Sprintf("The report shows %d different torch installs; make sure the one you run is the CUDA build", len(copies)),
 				Evidence: ev,
 				Fix:      []gpu.Step{{Text: "In the environment you train in, check which torch runs:", Command: `python -c "import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)"`}}})
-		} else if len(copies) > 1 {
+		} else if len(copies) > 1 && e.Kind != "paste" {
 			var ev []string
 			for i, c := range copies {
 				s := fmt.Sprintf("torch %s in %s", c.Version, c.Location)

@@ -51,6 +51,9 @@ func TestWordFallback(t *testing.T) {
 			"dkms status shows the nvidia module not built for the new kernel. Secure boot is enabled. What is wrong with the driver?", gpu.CauseDriverMissing},
 		{"healthy nvidia-smi", mustRead(t, filepath.Join("..", "testdata", "healthy", "nvidia-smi.txt")), ""},
 		{"a question without a problem", "Which GPU should I buy for training transformers, a 4090 or two 3090s?", ""},
+		{"torch before and after an upgrade, and the driver's message in words", "After I upgraded pytorch from 1.0 to 1.2, torch.cuda.is_available() returns False.\n" +
+			">>> print(torch.__version__)\n1.0.1\n>>> print(torch.version.cuda)\n9.0.176\nand after the upgrade:\n>>> print(torch.__version__)\n1.2.0\n" +
+			">>> print(torch.version.cuda)\n10.0.130\nThe error says the NVIDIA driver is too old. Do I need a new driver?", gpu.CauseDriverTooOld},
 		{"advice sought, not trouble", "Which GPU is better for fine-tuning Llama with LoRA, a used 3090 or a new 4070 Ti?", ""},
 	}
 	for _, c := range cases {
