@@ -129,3 +129,19 @@ func csiLen(s string) int {
 	}
 	return len(s)
 }
+
+// AnyAt says whether some occurrence of w in s, at byte i, has ok(i):
+// the literal found first, then what is around it judged, without a
+// pattern tried at every byte.
+func AnyAt(s, w string, ok func(i int) bool) bool {
+	for at := 0; ; {
+		i := strings.Index(s[at:], w)
+		if i < 0 {
+			return false
+		}
+		if ok(at + i) {
+			return true
+		}
+		at += i + 1
+	}
+}

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -40,4 +41,17 @@ func FuzzSanitize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAnyAt: every occurrence is offered, overlapping ones too, until one
+// is accepted.
+func TestAnyAt(t *testing.T) {
+	var seen []int
+	got := AnyAt("aaa-aa", "aa", func(i int) bool { seen = append(seen, i); return i == 4 })
+	if !got || fmt.Sprint(seen) != "[0 1 4]" {
+		t.Errorf("AnyAt = %v, offered %v, want true after [0 1 4]", got, seen)
+	}
+	if AnyAt("abc", "x", func(int) bool { return true }) || AnyAt("", "a", func(int) bool { return true }) {
+		t.Error("AnyAt found a word that is not there")
+	}
 }

@@ -26,40 +26,12 @@ func (j *judge) ruleInstalls() {
 				copies = append(copies, pk)
 			}
 		}
-		// A report that tells of updating torch shows it before and after:
-		// one install.
-		updated := len(copies) > 1 && e.Kind == "paste" && j.reading().quote(torchUpdateRE) != ""
-		if len(copies) > 1 && e.Kind == "paste" && !updated {
-			var ev []string
-			for _, c := range copies {
-				b := "build not shown"
-				switch {
-				case c.CPUOnly:
-					b = "CPU-only"
-				case c.CUDA != "":
-					b = "CUDA " + c.CUDA
-				}
-				ev = append(ev, fmt.Sprintf("torch %s (%s)", c.Version, b))
-			}
-			j.add(gpu.Finding{ID: "report_several_torch", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
-				Title:    fmt.Sprintf("The report shows %d different torch installs; make sure the one you run is the CUDA build", len(copies)),
-				Evidence: ev,
-				Fix:      []gpu.Step{{Text: "In the environment you train in, check which torch runs:", Command: `python -c "import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)"`}}})
-		} else if len(copies) > 1 && e.Kind != "paste" {
-			var ev []string
-			for i, c := range copies {
-				s := fmt.Sprintf("torch %s in %s", c.Version, c.Location)
-				if i == 0 {
-					s += " (this one is imported)"
-				}
-				ev = append(ev, s)
-			}
-			fix := []gpu.Step{{Text: "Remove the copy you do not want, e.g. the one in your user site:", Command: gpu.CommandWord(e.Interpreter) + " -m pip uninstall torch"}}
-			if strings.Contains(copies[0].Location, "/.local/") {
-				fix = append(fix, gpu.Step{Text: "Or ignore the user site for this run:", Command: "export PYTHONNOUSERSITE=1"})
-			}
-			j.add(gpu.Finding{ID: "torch_installed_twice", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
-				Title: fmt.Sprintf("%s has %d copies of torch; the first on sys.path wins", e.Interpreter, len(copies)), Evidence: ev, Fix: fix})
+		switch {
+		case len(copies) < 2:
+		case e.Kind != "paste":
+			j.torchInstalledTwice(e, copies)
+		case j.reading().quote(torchUpdateRE) == "": // else torch before and after the update the report tells of: one install
+			j.severalTorchInReport(copies)
 		}
 		cu := map[string][]string{}
 		for _, pk := range e.Packages {
@@ -184,4 +156,42 @@ func keysOf(m map[string][]string) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// severalTorchInReport: a report shows several torch versions at once.
+func (j *judge) severalTorchInReport(copies []gpu.Package) {
+	var ev []string
+	for _, c := range copies {
+		b := "build not shown"
+		switch {
+		case c.CPUOnly:
+			b = "CPU-only"
+		case c.CUDA != "":
+			b = "CUDA " + c.CUDA
+		}
+		ev = append(ev, fmt.Sprintf("torch %s (%s)", c.Version, b))
+	}
+	j.add(gpu.Finding{ID: "report_several_torch", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
+		Title:    fmt.Sprintf("The report shows %d different torch installs; make sure the one you run is the CUDA build", len(copies)),
+		Evidence: ev,
+		Fix:      []gpu.Step{{Text: "In the environment you train in, check which torch runs:", Command: `python -c "import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)"`}}})
+}
+
+// torchInstalledTwice: environment e has several copies of torch; the
+// first on sys.path wins.
+func (j *judge) torchInstalledTwice(e gpu.PythonEnv, copies []gpu.Package) {
+	var ev []string
+	for i, c := range copies {
+		s := fmt.Sprintf("torch %s in %s", c.Version, c.Location)
+		if i == 0 {
+			s += " (this one is imported)"
+		}
+		ev = append(ev, s)
+	}
+	fix := []gpu.Step{{Text: "Remove the copy you do not want, e.g. the one in your user site:", Command: gpu.CommandWord(e.Interpreter) + " -m pip uninstall torch"}}
+	if strings.Contains(copies[0].Location, "/.local/") {
+		fix = append(fix, gpu.Step{Text: "Or ignore the user site for this run:", Command: "export PYTHONNOUSERSITE=1"})
+	}
+	j.add(gpu.Finding{ID: "torch_installed_twice", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevWarning,
+		Title: fmt.Sprintf("%s has %d copies of torch; the first on sys.path wins", e.Interpreter, len(copies)), Evidence: ev, Fix: fix})
 }

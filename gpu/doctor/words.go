@@ -142,19 +142,13 @@ func hasTrouble(text string) string {
 		low = dropToolNoise(low)
 	}
 	for _, w := range troubleWords {
-		for at := 0; ; {
-			i := strings.Index(low[at:], w)
-			if i < 0 {
-				break
-			}
-			i += at
+		if gpu.AnyAt(low, w, func(i int) bool {
 			// A word is whole between non-letters; Chinese, Japanese and
 			// Korean words abut Latin ones without a space (检测不到GPU).
 			whole := (i == 0 || !isLetter(w[0]) || !isLetter(low[i-1])) && (i+len(w) == len(low) || !isLetter(w[len(w)-1]) || !isLetter(low[i+len(w)]))
-			if whole && !(w == "which gpu" && shopping(low[i:min(len(low), i+questionSpan)])) {
-				return w
-			}
-			at = i + 1
+			return whole && !(w == "which gpu" && shopping(low[i:min(len(low), i+questionSpan)]))
+		}) {
+			return w
 		}
 	}
 	if falseAnswered(low) {
@@ -192,20 +186,14 @@ var gpuQuestions = []string{"how can i", "how do i", "how to", "how can we", "ho
 // words, or "".
 func gpuQuestion(low string) string {
 	for _, q := range gpuQuestions {
-		for at := 0; ; {
-			i := strings.Index(low[at:], q)
-			if i < 0 {
-				break
-			}
-			i += at
+		if gpu.AnyAt(low, q, func(i int) bool {
 			line := low[i:min(len(low), i+questionSpan)]
 			if e := strings.IndexAny(line, "\n?"); e >= 0 {
 				line = line[:e]
 			}
-			if strings.Contains(line, "gpu") || strings.Contains(line, "cuda") || strings.Contains(line, "graphics card") {
-				return q
-			}
-			at = i + 1
+			return strings.Contains(line, "gpu") || strings.Contains(line, "cuda") || strings.Contains(line, "graphics card")
+		}) {
+			return q
 		}
 	}
 	return ""

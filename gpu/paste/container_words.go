@@ -3,6 +3,8 @@ package paste
 import (
 	"regexp"
 	"strings"
+
+	"gpuwizard/gpu"
 )
 
 // Containers named in words. The container recogniser matched one regular
@@ -72,17 +74,9 @@ func formAnswer(low string) bool {
 // digit or underscore right before or after it (\b at both ends; w starts
 // and ends with one).
 func hasWord(s, w string) bool {
-	for at := 0; ; {
-		i := strings.Index(s[at:], w)
-		if i < 0 {
-			return false
-		}
-		i += at
-		if (i == 0 || !isWordByte(s[i-1])) && (i+len(w) == len(s) || !isWordByte(s[i+len(w)])) {
-			return true
-		}
-		at = i + 1
-	}
+	return gpu.AnyAt(s, w, func(i int) bool {
+		return (i == 0 || !isWordByte(s[i-1])) && (i+len(w) == len(s) || !isWordByte(s[i+len(w)]))
+	})
 }
 
 // isWordByte is \w of Go's regexp: an ASCII letter, digit or underscore.
@@ -99,23 +93,16 @@ func cudaImageTag(low string) bool {
 	if strings.Contains(low, "nvidia/cuda:") {
 		return true
 	}
-	for at := 0; ; {
-		i := strings.Index(low[at:], "cuda")
-		if i < 0 {
+	return gpu.AnyAt(low, "cuda", func(i int) bool {
+		if i+4 >= len(low) || low[i+4] < '0' || low[i+4] > '9' {
 			return false
 		}
-		i += at
-		if i+4 < len(low) && low[i+4] >= '0' && low[i+4] <= '9' {
-			j := i // back over the tag's letters, digits, dots and hyphens to its colon
-			for j > 0 && (isWordByte(low[j-1]) || low[j-1] == '.' || low[j-1] == '-') {
-				j--
-			}
-			if j >= 2 && low[j-1] == ':' && isWordByte(low[j-2]) {
-				return true
-			}
+		j := i // back over the tag's letters, digits, dots and hyphens to its colon
+		for j > 0 && (isWordByte(low[j-1]) || low[j-1] == '.' || low[j-1] == '-') {
+			j--
 		}
-		at = i + 1
-	}
+		return j >= 2 && low[j-1] == ':' && isWordByte(low[j-2])
+	})
 }
 
 // composeLogLine says whether s is a line of Docker Compose's logs: a

@@ -569,12 +569,7 @@ func colabWorked(low string) bool {
 	if strings.Contains(low, "collab") {
 		low = strings.ReplaceAll(low, "collab", "colab")
 	}
-	for at := 0; ; {
-		i := strings.Index(low[at:], "colab")
-		if i < 0 {
-			return false
-		}
-		i += at
+	return gpu.AnyAt(low, "colab", func(i int) bool {
 		before := strings.TrimSuffix(low[max(0, i-40):i], "google ")
 		for _, prep := range []string{" on ", " in ", " with "} {
 			if !strings.HasSuffix(before, prep) {
@@ -590,8 +585,8 @@ func colabWorked(low string) bool {
 				}
 			}
 		}
-		at = i + len("colab")
-	}
+		return false
+	})
 }
 
 // colab notes a Google Colab notebook, unless the line says the program
@@ -891,17 +886,11 @@ var (
 
 // dockerInWords: a lower-cased line says the program runs with docker.
 func dockerInWords(low string) bool {
-	for at := 0; ; {
-		i := strings.Index(low[at:], "docker")
-		if i < 0 {
-			return false
-		}
-		i += at
+	return gpu.AnyAt(low, "docker", func(i int) bool {
 		before := " " + low[max(0, i-30):i]
 		// "not using docker", "I don't run it with docker".
 		if strings.Contains(before, "not ") || strings.Contains(before, "n't ") || strings.Contains(before, "never ") || strings.Contains(before, "without ") {
-			at = i + len("docker")
-			continue
+			return false
 		}
 		for _, w := range dockerAfter {
 			if strings.HasPrefix(low[i+len("docker"):], w) {
@@ -932,8 +921,8 @@ func dockerInWords(low string) bool {
 				}
 			}
 		}
-		at = i + len("docker")
-	}
+		return false
+	})
 }
 
 // inContainer records that the report comes from a container.

@@ -939,22 +939,10 @@ func BatchNormCPU(X, O, S, R []float32, p Norm, training bool) {
 }
 
 func batchNorm(X, O, S, R []float32, p Norm, training bool, lo, hi int) {
-	n := float64(p.N * p.HW)
 	for c := lo; c < hi; c++ {
 		var mean, inv float32
 		if training {
-			var s, ss float64
-			for b := 0; b < p.N; b++ {
-				s += vmath.Sum64(X[(b*p.C+c)*p.HW:][:p.HW])
-			}
-			mean = float32(s / n)
-			for b := 0; b < p.N; b++ {
-				ss += vmath.SqDev64(X[(b*p.C+c)*p.HW:][:p.HW], mean)
-			}
-			inv = 1 / math32.Sqrt(float32(ss/n)+p.Epsilon)
-			S[c], S[p.C+c] = mean, inv
-			R[c] = p.Momentum*mean + (1-p.Momentum)*R[c]
-			R[p.C+c] = p.Momentum*float32(ss/(n-1)) + (1-p.Momentum)*R[p.C+c]
+			mean, inv = normStats(X, S, R, p, c)
 		} else {
 			mean, inv = R[c], 1/math32.Sqrt(R[p.C+c]+p.Epsilon)
 		}

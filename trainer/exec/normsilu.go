@@ -61,8 +61,9 @@ func normAffine(mean, inv, gamma, beta float32) (s, t float32) {
 	return s, beta - mean*s
 }
 
-// normStats computes channel c's batch mean and 1/σ as batchNorm does in
-// training, saves them and updates the running statistics.
+// normStats computes channel c's batch mean and 1/σ (sums in float64),
+// saves them in S and folds them into the running statistics R: a batch
+// norm in training, fused or not.
 func normStats(X, S, R []float32, p Norm, c int) (mean, inv float32) {
 	n := float64(p.N * p.HW)
 	var s, ss float64
