@@ -937,10 +937,17 @@ func cueDriver(j *judge, r *reading) []cue {
 		if inBox {
 			w = 1.5 // inside a container or WSL the driver's absence is usually the box's doing
 		}
+		why := ": the driver does not answer"
 		if strings.Contains(asciiLower(q), "no devices were found") {
-			w = 1.5 // the driver answers and finds no GPU: one absent (a cloud machine without one) or one it cannot take
+			// The driver answers and finds no GPU: one absent (a cloud
+			// machine without one: the cloud cue speaks for that) or one
+			// it cannot take.
+			w, why = 1.5, ": the driver answers but finds no GPU it can take"
+			if r.quote(cloudRE) != "" {
+				w = 0.5
+			}
 		}
-		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + ": the driver does not answer"})
+		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + why})
 	}
 	if q := r.quote(noDriverRE); q != "" {
 		w := 2.5

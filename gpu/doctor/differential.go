@@ -58,6 +58,9 @@ func (j *judge) runDifferential() {
 	if trouble == "" {
 		trouble = j.troubleSaid()
 	}
+	if trouble == "" {
+		trouble = toldTrouble(p.Text)
+	}
 	if !j.thin() {
 		j.alternatives(trouble)
 		return
@@ -87,8 +90,24 @@ func (j *judge) runDifferential() {
 		for _, l := range ranked {
 			ruledOut[l.cause] = l.score < 0
 		}
+		named = withLookalikes(named, 3, ruledOut)
 		j.emitDifferential(r, named, weak, ruledOut)
 	}
+}
+
+// withLookalikes fills the named causes up to n with the first one's
+// lookalikes that the report's facts do not rule out.
+func withLookalikes(named []*likely, n int, ruledOut map[gpu.Cause]bool) []*likely {
+	for _, la := range lookalikes[named[0].cause] {
+		if len(named) >= n {
+			break
+		}
+		if ruledOut[la.cause] || slices.ContainsFunc(named, func(l *likely) bool { return l.cause == la.cause }) {
+			continue
+		}
+		named = append(named, &likely{cause: la.cause, because: []string{"it looks the same from outside: " + la.why}})
+	}
+	return named
 }
 
 // troubleSaid: a problem the report states in words that no trouble word
@@ -187,18 +206,22 @@ func (j *judge) alternatives(trouble string) {
 		}
 		sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].score > ranked[b].score })
 	}
-	k := 0
+	named := []*likely{{cause: first.Cause}}
+	ruledOut := map[gpu.Cause]bool{}
 	for _, l := range ranked {
-		if k == 2 || l.score < differential.leastNext {
-			break
-		}
-		if l.cause == first.Cause || len(l.because) == 0 {
+		ruledOut[l.cause] = l.score < 0
+		if len(named) == 3 || l.score < differential.leastNext {
 			continue
 		}
-		k++
+		if l.cause != first.Cause && len(l.because) > 0 {
+			named = append(named, l)
+		}
+	}
+	named = withLookalikes(named, 3, ruledOut)
+	for k, l := range named[1:] {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
 			Title:    "Or " + alternativeWords(l.cause) + " (" + string(l.cause) + ")",
-			Evidence: l.because, Fix: []gpu.Step{j.tellApart(r, l.cause)}}, weight: catalog.Weak, order: k + 1})
+			Evidence: l.because, Fix: []gpu.Step{j.tellApart(r, l.cause)}}, weight: catalog.Weak, order: k + 2})
 	}
 }
 

@@ -139,8 +139,10 @@ func smiTableLine(rest string) bool {
 	return false
 }
 
-// smiTableWords are words only nvidia-smi's table rows hold.
-var smiTableWords = []string{"MiB", "Persistence-M", "Bus-Id", "Disp.A", "Volatile", "GPU-Util", "Compute M.", "MIG M.", "Pwr:Usage", "NVIDIA-SMI", "Processes:", "Process name", "GPU   GI", "ID   ID"}
+// smiTableWords are words only nvidia-smi's table rows hold; "00000000:"
+// starts the Bus-Id of the row that names the GPU, whose model the doctor
+// reads as a fact (its architecture, against the matrix), not as words.
+var smiTableWords = []string{"MiB", "Persistence-M", "Bus-Id", "Disp.A", "Volatile", "GPU-Util", "Compute M.", "MIG M.", "Pwr:Usage", "NVIDIA-SMI", "Processes:", "Process name", "GPU   GI", "ID   ID", "00000000:"}
 
 func isWordByte(c byte) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '+'

@@ -54,8 +54,10 @@ func TestPredictBounded(t *testing.T) {
 }
 
 // TestFeaturesSkipSMITable: nvidia-smi's table frame and header rows say
-// the same words on every machine and are not read; its GPU row (the
-// GPU's name) and a Markdown table of the report's own words are.
+// the same words on every machine and are not read; nor is its GPU row,
+// whose GPU the doctor reads as a fact (a table added to a report had
+// turned its words to another cause); a Markdown table of the report's own
+// words is read.
 func TestFeaturesSkipSMITable(t *testing.T) {
 	prose := "torch.cuda.is_available() returns False on my laptop\n"
 	table := "+-----------------------------------------------------------------------------------------+\n" +
@@ -76,9 +78,9 @@ func TestFeaturesSkipSMITable(t *testing.T) {
 			t.Errorf("the prose's word %q was lost beside the table: %v", w, got)
 		}
 	}
-	// The GPU's row names the GPU: the report's fact, kept.
-	if !slices.Contains(got, "geforce") {
-		t.Errorf("the GPU row's name was dropped: %v", got)
+	// The GPU's row names the GPU: a fact, read by the parser.
+	if slices.Contains(got, "geforce") {
+		t.Errorf("the GPU row's name was read as words: %v", got)
 	}
 	md := "| package | version |\n| onnxruntime | cpu |\n"
 	if got := Features(md); !slices.Contains(got, "onnxruntime") {
