@@ -197,7 +197,7 @@ var (
 // working nvidia-smi there, it was started without a GPU (a runtime or an
 // instance type without one), or, for a GPU instance, without its driver.
 func cueHostedRuntime(j *judge, r *reading) []cue {
-	if !j.noDriverSeen() {
+	if !j.noDriverSeen() || r.smiUtilisation() {
 		return nil
 	}
 	if q := r.quote(jupyterHubRE); q != "" {
@@ -388,8 +388,8 @@ var (
 		"tensorflow", "tf")
 	// tfPast210RE: the report says its TensorFlow is past the last
 	// release with a GPU build for native Windows (2.10).
-	tfPast210RE = mustCue(`\b(?:after|above|beyond|newer than|later than|past|over) (?:tf ?|tensorflow )?(?:version |v)?2\.10\b|\b2\.10 (?:was|is) the last\b|\b(?:since|from|starting (?:with|from|at)) (?:tf ?|tensorflow )?(?:version |v)?2\.1[1-9]\b`,
-		"2.10", "2.1")
+	tfPast210RE = mustCue(`\b(?:after|above|beyond|newer than|later than|past|over) (?:tf ?|tensorflow )?(?:version |v)?2\.10\b|\b2\.10 (?:was|is) the last\b|\b(?:since|from|starting (?:with|from|at)) (?:tf ?|tensorflow )?(?:version |v)?2\.1[1-9]\b|>=? ?2\.10\b|\bup ?to (?:tf ?|tensorflow )?(?:version |v)?2\.10\b|\b(?:doesn't|does not|no longer|don't|do not) support (?:gpus? on )?(?:the )?native windows\b`,
+		"2.10", "2.1", "native windows")
 	cuda12RE     = mustCue(`\bcuda\s*(?:toolkit\s*)?(?:version\s*)?:?\s*v?1[23]\.\d`)
 	windowsWSLRE = mustCue(`\bwsl\b|\bubuntu\b`)
 )
@@ -597,7 +597,12 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 	var out []cue
 	gpuPkgs := j.f.Paste.GPUPackages
 	if r.quote(paddleRE) != "" {
-		if slices.Contains(gpuPkgs, "paddlepaddle-gpu") || slices.Contains(gpuPkgs, "paddle-gpu") {
+		if r.any("compiled with with_gpu", "compiled with gpu", "with_gpu, but", "-gpu-cuda") {
+			// Paddle's "Compiled with WITH_GPU, but no GPU found in
+			// runtime", or a Paddle GPU image: the build has CUDA; the
+			// GPU does not reach it.
+			out = append(out, cue{gpu.CauseCPUOnlyBuild, -2.5, "PaddlePaddle here is a GPU build (compiled with WITH_GPU, or a GPU image): not a CPU-only one"})
+		} else if slices.Contains(gpuPkgs, "paddlepaddle-gpu") || slices.Contains(gpuPkgs, "paddle-gpu") {
 			if r.any("paddlepaddle ", "paddlepaddle==", "paddlepaddle\n", "cpu") {
 				out = append(out, cue{gpu.CauseConflictingInstalls, 2, "paddlepaddle-gpu with the CPU package paddlepaddle beside it: the CPU one wins the import"})
 			}
@@ -751,6 +756,9 @@ func (j *judge) archCues(r *reading) []cue {
 		switch v := gpu.MustVersion(cc); {
 		case v.Major() >= 12 && (!hasTorch || pk.CUDA == "" || !gpu.VersionAtLeast(pk.CUDA, "12.8")):
 			w := 2.0
+			if !hasTorch && r.quote(torchRE) == "" {
+				w = 1 // the report is not about torch: what its program was built for is not known
+			}
 			if hasTorch && pk.CUDA == "" && pk.Version != "(version not shown)" {
 				if c, ok := j.releaseCovers(pk, cc); ok && c {
 					w = 1 // a build of that release has its kernels; which one is installed is not shown
@@ -836,8 +844,13 @@ var (
 	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
 	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
-	oomRE      = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
-	selectRE   = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
+	oomRE    = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足`)
+	selectRE = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
+	// neverMovedRE: the model or the data never moved to the GPU, in
+	// words ("no code that moves the model and data between CPU and GPU",
+	// "self.device is defined but never used").
+	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
+		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
 	mismatchRE = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
 	gpuIdleRE  = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
@@ -1030,6 +1043,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	if q := r.quote(mismatchRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 1.5, said(q)})
 	}
+	if q := r.quote(neverMovedRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 2.5, said(q) + ": code that never moves the model and the data to the GPU trains on the CPU"})
+	}
 	p := j.f.Paste
 	if q := r.quote(gpuIdleRE); q != "" && p.CUDAAvailable != nil && *p.CUDAAvailable {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 2, said(q) + ", while torch sees the GPU: the model or the data stay on the CPU"},
@@ -1048,4 +1064,25 @@ func cueLibraries(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})
 	}
 	return out
+}
+
+// smiUtilisation: the report tells what nvidia-smi shows of the GPU's use
+// ("nvidia-smi shows 0% utilization"): the driver answers there, and the
+// machine has its GPU.
+func (r *reading) smiUtilisation() bool {
+	for at := 0; ; {
+		i := strings.Index(r.low[at:], "nvidia-smi")
+		if i < 0 {
+			return false
+		}
+		i += at
+		line := r.low[i:]
+		if e := strings.IndexByte(line, '\n'); e >= 0 {
+			line = line[:e]
+		}
+		if strings.Contains(line, "utiliz") || strings.Contains(line, "utilis") {
+			return true
+		}
+		at = i + 1
+	}
 }

@@ -269,7 +269,11 @@ func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
 		return
 	}
 	pr := m.Predict(j.f.Paste.Text)
+	boxed := j.boxSaid(j.reading())
 	for i, c := range m.Classes {
+		if gpu.Cause(c) == gpu.CauseWSLOrContainer && !boxed {
+			continue // words alone never put a machine in a box the report does not name
+		}
 		if l := scores[gpu.Cause(c)]; l != nil && l.cause != gpu.CauseOther {
 			l.score += differential.wordScale * post[i]
 			if c != pr.Cause && post[i] >= differential.alsoWords && len(l.because) == 0 {
@@ -278,6 +282,9 @@ func (j *judge) wordCues(scores map[gpu.Cause]*likely, trouble string) {
 		}
 	}
 	l := scores[gpu.Cause(pr.Cause)]
+	if l != nil && l.cause == gpu.CauseWSLOrContainer && !boxed {
+		return
+	}
 	if pr.Confidence < words.threshold || len(pr.Words) == 0 || l == nil || l.cause == gpu.CauseOther {
 		return
 	}
@@ -405,4 +412,17 @@ func (j *judge) buildCheck(r *reading) gpu.Step {
 		return gpu.Step{Text: "If CUDAExecutionProvider is not listed, this ONNX Runtime is the CPU package:", Command: `python -c "import onnxruntime as ort; print(ort.__version__, ort.get_available_providers())"`}
 	}
 	return gpu.Step{Text: "If the version ends in +cpu or the CUDA version prints None, torch is a CPU-only build:", Command: nextTorch}
+}
+
+// boxWords name a container, a virtual or cloud machine, WSL or a hosted
+// notebook: the places a GPU may not reach.
+var boxWords = []string{"docker", "container", "wsl", "kubernetes", "k8s", "pod", "podman", "singularity", "apptainer", "virtual machine",
+	"vmware", "virtualbox", "hyper-v", " vm", "vm ", "lxc", "lxd", "proxmox", "unraid", "colab", "kaggle", "notebook", "cloud",
+	"instance", "runpod", "vast.ai", "lambda", "sagemaker", "paperspace", "azure", "aws", "gcp", "ec2", "jupyter", "devcontainer",
+	"compose", "helm", "image", "hub", "space", "容器", "镜像", "コンテナ", "컨테이너", "仮想", "虚拟机", "云"}
+
+// boxSaid: the report names a container, a VM, WSL, a cloud machine or a
+// hosted notebook (or its facts show one).
+func (j *judge) boxSaid(r *reading) bool {
+	return j.f.Host.WSL > 0 || j.f.Host.Container != "" || r.any(boxWords...)
 }

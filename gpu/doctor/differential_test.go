@@ -457,6 +457,15 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a kernel update, in Chinese", "升级内核以后显卡驱动掉了，nvidia-smi 用不了", gpu.CauseDriverMissing, ""},
 		{"Secure Boot, in Spanish", "Secure Boot está activado y el módulo nvidia no carga", gpu.CauseDriverMissing, ""},
 		{"nvidia-smi in the container, it returns", "docker run --rm --gpus all -v $PWD:/src trainer:latest\nWhen I run nvidia-smi in there, it returns\n<screenshot>\nbut the model trains on the CPU.", gpu.CauseCPUOnlyBuild, ""},
+		// Session 6 (batches Z and AA's tuning parts, in other words).
+		{"the 50 series in Chinese", "torch 2.5.1 cu124 不支持50系显卡，怎么升级？", gpu.CauseArchUnsupported, ""},
+		{"a build without sm_61, in words", "The new torch 2.8 wheel does not contain sm_61 anymore, so my GTX 1070 trains on nothing", gpu.CauseArchUnsupported, ""},
+		{"Paddle compiled with the GPU, in a container", "Compiled with WITH_GPU, but no GPU found in runtime. 我用的是 paddle:2.5.1-gpu-cuda11.7 镜像", gpu.CauseWSLOrContainer, gpu.CauseDriverMissing},
+		{"after hibernation, in docker", "ollama runs in docker. When the PC comes back from hibernation the model only loads on the CPU until I reboot", gpu.CauseDriverMissing, ""},
+		{"the model never moved", "self.device is defined but never used, and no code moves the model and the batches to the GPU", gpu.CauseDeviceMismatchInCode, ""},
+		{"WSL told by nvidia-smi's versions", "nvidia-smi crashes with a segmentation fault:\n| NVIDIA-SMI 555.42.03              Driver Version: 555.85         CUDA Version: 12.5     |\n[1] 494 segmentation fault nvidia-smi", gpu.CauseWSLOrContainer, ""},
+		{"TensorFlow on Windows up to 2.10, in words", "On Windows 10 the conda env trains on the CPU only. TensorFlow's native Windows GPU support is only up to 2.10", gpu.CauseCPUOnlyBuild, ""},
+		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {
 		r := diagnoseText(t, c.text)

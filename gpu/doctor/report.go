@@ -243,7 +243,7 @@ func (j *judge) reportSituations() {
 			gpu.CauseDriverMissing)
 		return
 	}
-	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 {
+	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 && !j.hostStateNamed() {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The program runs in a container that does not get the GPU",
@@ -516,4 +516,13 @@ func (j *judge) cudnnMismatch(line string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("the program wants cuDNN %s, but the report's library list has only %s: install cuDNN %s beside it (or a build of the program for the cuDNN you have)", m[1], strings.Join(have, ", "), m[1])}
+}
+
+// hostStateIDs are error texts that name what broke the host's own driver
+// (a suspend, Secure Boot): a container on that host fails for the host's
+// reason, not for being a container.
+var hostStateIDs = []string{"cuda_broken_after_suspend_in_words", "installer_secure_boot_module_failed", "modprobe_key_rejected_secure_boot", "secure_boot_enabled_in_words"}
+
+func (j *judge) hostStateNamed() bool {
+	return slices.ContainsFunc(hostStateIDs, j.hitID)
 }

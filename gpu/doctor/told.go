@@ -51,6 +51,9 @@ func toldTrouble(text string) string {
 	if q := gpuAsked(low); q >= 0 {
 		return sentenceAt(low, q)
 	}
+	if at := iSays(low); at >= 0 {
+		return sentenceAt(low, at)
+	}
 	for _, w := range firstPerson {
 		at := -1
 		gpu.AnyAt(low, w, func(i int) bool {
@@ -109,4 +112,28 @@ func gpuAsked(low string) int {
 		at += e + 1
 	}
 	return -1
+}
+
+// iSays is where "I" is the subject of a verb ("I train", "I tried"), or
+// -1: a whole word i, a space, and a word that is not what code puts
+// after a loop's i (for i in range, i is, i and j).
+func iSays(low string) int {
+	at := -1
+	gpu.AnyAt(low, "i ", func(i int) bool {
+		if i > 0 && (isLetter(low[i-1]) || low[i-1] >= '0' && low[i-1] <= '9' || low[i-1] == '.' || low[i-1] == '[' || low[i-1] == '(') {
+			return false
+		}
+		rest := low[i+2:]
+		if len(rest) < 2 || !isLetter(rest[0]) || rest[0] == '_' {
+			return false
+		}
+		for _, w := range []string{"in ", "is ", "and ", "or ", "of ", "to "} {
+			if strings.HasPrefix(rest, w) {
+				return false
+			}
+		}
+		at = i
+		return true
+	})
+	return at
 }

@@ -90,3 +90,14 @@ func ids(r gpu.Report) []string {
 	}
 	return out
 }
+
+// TestHostedWithItsGPUShown: a notebook or cloud machine whose GPU
+// nvidia-smi shows in use (0% utilisation) has its GPU: the hosted
+// runtime's cue (a session without a GPU) stays out.
+func TestHostedWithItsGPUShown(t *testing.T) {
+	r := diagnoseText(t, "I train on a Colab VM with a T4 and it is very slow; nvidia-smi shows 0% utilization while it trains. "+
+		"main.py sets gpu_device=1 though the VM has one GPU")
+	if len(r.Findings) == 0 || r.Findings[0].Cause == gpu.CauseWSLOrContainer {
+		t.Fatalf("first finding %v, want another cause than a hosted runtime without a GPU", ids(r))
+	}
+}

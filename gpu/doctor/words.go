@@ -69,7 +69,7 @@ var causeWords = map[gpu.Cause]string{
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
 	"unable", "not able to", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
 	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
-	"crash", "crashed", "crashes", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
+	"crash", "crashed", "crashes", "segmentation fault", "segfault", "core dumped", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
 	"no cuda", "no gpu", "no nvidia", "no device", "no compatible gpu", "no compatible gpus",
@@ -121,7 +121,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator", "without accelerator",
 	"quota is used up", "quota exceeded", "usage limits", "no usa la gpu", "não usa a gpu",
 	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
-	"还是cpu", "还是 cpu", "忘了装", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
+	"还是cpu", "还是 cpu", "忘了装", "不支持", "不兼容", "非対応", "지원하지", "не могу", "не используе", "не поддерж", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",

@@ -161,3 +161,37 @@ func TestPrintsThenValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSMIVersionsTellWSL: Linux's nvidia-smi (555.42.03) over a Windows
+// driver (555.85) is WSL 2; the same version on both sides (Linux, or
+// native Windows) is not.
+func TestSMIVersionsTellWSL(t *testing.T) {
+	for head, wsl := range map[string]int{
+		"| NVIDIA-SMI 555.42.03              Driver Version: 555.85         CUDA Version: 12.5     |": 2,
+		"| NVIDIA-SMI 555.42.03              Driver Version: 555.42.03      CUDA Version: 12.5     |": 0,
+		"| NVIDIA-SMI 546.33                 Driver Version: 546.33         CUDA Version: 12.3     |": 0,
+	} {
+		f := Parse(head+"\n", time.Now())
+		if f.Host.WSL != wsl || f.NVML.DriverVersion == "" {
+			t.Errorf("%s: WSL %d (driver %q), want %d", head, f.Host.WSL, f.NVML.DriverVersion, wsl)
+		}
+	}
+}
+
+// TestSeries50InCJK: the 50 series named in Chinese or Japanese (50系显卡,
+// 50シリーズ) is a Blackwell GPU.
+func TestSeries50InCJK(t *testing.T) {
+	m, err := compat.LoadMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"cu124 不支持50系显卡", "RTX50シリーズで動かない"} {
+		f := Parse(s, time.Now())
+		if len(f.NVML.GPUs) != 1 || m.CCForName(f.NVML.GPUs[0].Name) != "12.0" {
+			t.Errorf("%q: GPUs %+v, want one Blackwell", s, f.NVML.GPUs)
+		}
+	}
+	if f := Parse("I trained 150系列 models", time.Now()); len(f.NVML.GPUs) != 0 {
+		t.Errorf("150系列 read as a GPU: %+v", f.NVML.GPUs)
+	}
+}

@@ -104,6 +104,12 @@ var recognisers = []recogniser{
 				pp.f.NVML.CUDADriverVersion = m[3]
 			}
 			pp.quote("driver", s)
+			if pp.f.Host.WSL == 0 && linuxSMIRE.MatchString(m[1]) && windowsDriverRE.MatchString(m[2]) {
+				// Linux's nvidia-smi (555.42.03) over a Windows driver
+				// (555.85): WSL 2, whose driver is the Windows one.
+				pp.f.Host.OS, pp.f.Host.WSL = "linux", 2
+				pp.quote("os", s)
+			}
 		}},
 	{format: "nvidia-smi", hint: "|", re: regexp.MustCompile(`^\|\s+(\d+)\s+(.+?)\s+(On|Off|WDDM|TCC)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)`), last: true,
 		apply: func(pp *parser, m []string, s string) {
@@ -527,19 +533,26 @@ var recognisers = []recogniser{
 	{anyOf: []string{"rtx", "gtx", "gt", "mx", "titan", "quadro", "tesla", "k10", "k20", "k40", "k80", "m40", "m60", "p4", "p100", "v100", "t4",
 		"a10", "a16", "a30", "a40", "a800", "h20", "h100", "h800", "b100", "b200", "b300", "l4", "l20"},
 		re: proseGPURE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
+	// The 50 series in Chinese, Japanese and Korean (50系显卡, 50シリーズ):
+	// Blackwell cards, whatever the model.
+	{anyOf: []string{"50系", "50シリーズ", "50 시리즈", "50시리즈"},
+		re: series50RE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse("RTX 50 series", s) }},
 }
 
 var (
-	ceGPULineRE = regexp.MustCompile(`^GPU (\d+):\s*(.+?)(?:\s*\(UUID: ([^)]+)\))?\s*$`)
-	pyInPathRE  = regexp.MustCompile(`(?i)python(\d)\.?(\d{1,2})`)
-	replQueryRE = regexp.MustCompile(`^(?:print\()?(torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\)|tf\.__version__|jax\.devices\(\)|tf\.config\.list_physical_devices\(['"]GPU['"]\))\)?\s*$`)
-	replValueRE = regexp.MustCompile(`^'?([0-9][0-9A-Za-z.+]*|True|False|None|\[\])'?\s*$`)
-	windowsRE   = regexp.MustCompile(`\b[A-Za-z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|Anaconda\d?|ProgramFiles|tools|miniconda\d?)\\`)
-	cudnnFileRE = regexp.MustCompile(`(?:libcudnn[a-z_]*\.so\.(\d+(?:\.\d+)*)|cudnn64_(\d+)\.dll)`)
-	smiqKeyRE   = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
-	smiqSection = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
-	knownGPURE  = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
-	proseGPURE  = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
+	linuxSMIRE      = regexp.MustCompile(`^\d{3}\.\d{2,3}\.\d{2}$`)
+	windowsDriverRE = regexp.MustCompile(`^\d{3}\.\d{2}$`)
+	series50RE      = regexp.MustCompile(`(?i)(?:^|[^0-9])50\s?(?:系|シリーズ|시리즈)`)
+	ceGPULineRE     = regexp.MustCompile(`^GPU (\d+):\s*(.+?)(?:\s*\(UUID: ([^)]+)\))?\s*$`)
+	pyInPathRE      = regexp.MustCompile(`(?i)python(\d)\.?(\d{1,2})`)
+	replQueryRE     = regexp.MustCompile(`^(?:print\()?(torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\)|tf\.__version__|jax\.devices\(\)|tf\.config\.list_physical_devices\(['"]GPU['"]\))\)?\s*$`)
+	replValueRE     = regexp.MustCompile(`^'?([0-9][0-9A-Za-z.+]*|True|False|None|\[\])'?\s*$`)
+	windowsRE       = regexp.MustCompile(`\b[A-Za-z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|Anaconda\d?|ProgramFiles|tools|miniconda\d?)\\`)
+	cudnnFileRE     = regexp.MustCompile(`(?:libcudnn[a-z_]*\.so\.(\d+(?:\.\d+)*)|cudnn64_(\d+)\.dll)`)
+	smiqKeyRE       = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
+	smiqSection     = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
+	knownGPURE      = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
+	proseGPURE      = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {
