@@ -204,7 +204,9 @@ func (j *judge) reportSituations() {
 	// GPUs, a Colab runtime) does not explain a failure that an error text
 	// already pins on the software: a CPU-only build, clashing installs, a
 	// GPU the build lacks kernels for, a driver too old for it.
-	inferred := failed && !j.softwareExplains()
+	// But nvidia-smi failing inside the container is not the software's
+	// doing: no build makes the driver's own tool go missing.
+	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "")
 	// The toolkit's own hook failing to find the host's driver happens
 	// before the container exists: nothing was left out of it.
 	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {

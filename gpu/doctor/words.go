@@ -121,7 +121,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator", "without accelerator",
 	"quota is used up", "quota exceeded", "usage limits", "no usa la gpu", "não usa a gpu",
 	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
-	"还是cpu", "还是 cpu", "忘了装", "不支持", "不兼容", "非対応", "지원하지", "не могу", "не используе", "не поддерж", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
+	"还是cpu", "还是 cpu", "忘了装", "不支持", "不兼容", "在 cpu 上", "运行在 cpu", "跑在 cpu", "运行在cpu", "跑在cpu", "cpu 上推理", "cpu上推理", "非対応", "지원하지", "не могу", "не используе", "не поддерж", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
 	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
