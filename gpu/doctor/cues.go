@@ -756,7 +756,7 @@ func (j *judge) archCues(r *reading) []cue {
 		switch v := gpu.MustVersion(cc); {
 		case v.Major() >= 12 && (!hasTorch || pk.CUDA == "" || !gpu.VersionAtLeast(pk.CUDA, "12.8")):
 			w := 2.0
-			if !hasTorch && r.quote(torchRE) == "" {
+			if !hasTorch && r.quote(torchRE) == "" && !r.any(torchApps...) {
 				w = 1 // the report is not about torch: what its program was built for is not known
 			}
 			if hasTorch && pk.CUDA == "" && pk.Version != "(version not shown)" {
@@ -773,6 +773,11 @@ func (j *judge) archCues(r *reading) []cue {
 }
 
 func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
+
+// torchApps are programs that run on torch, named without it.
+var torchApps = []string{"comfy", "webui", "web ui", "a1111", "automatic1111", "forge", "fooocus", "kohya", "ultralytics", "yolov",
+	"diffusers", "transformers", "whisper", "invokeai", "stable diffusion", "stable-diffusion", "sd-scripts", "xtts", "coqui", "rvc", "sovits",
+	"llama-factory", "llamafactory", "vllm", "detectron", "mmdet", "lightning", "accelerate", "deepspeed", "timm"}
 
 var variantRE = mustCue(`\bcu1[0-3][0-9]\b`)
 
