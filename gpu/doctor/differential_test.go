@@ -465,6 +465,16 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the model never moved", "self.device is defined but never used, and no code moves the model and the batches to the GPU", gpu.CauseDeviceMismatchInCode, ""},
 		{"WSL told by nvidia-smi's versions", "nvidia-smi crashes with a segmentation fault:\n| NVIDIA-SMI 555.42.03              Driver Version: 555.85         CUDA Version: 12.5     |\n[1] 494 segmentation fault nvidia-smi", gpu.CauseWSLOrContainer, ""},
 		{"TensorFlow on Windows up to 2.10, in words", "On Windows 10 the conda env trains on the CPU only. TensorFlow's native Windows GPU support is only up to 2.10", gpu.CauseCPUOnlyBuild, ""},
+		{"docker compose in words, on the CPU", "Running the image with docker compose up, training is on CPU. Host has a 4090 and nvidia-smi works there.", gpu.CauseWSLOrContainer, ""},
+		{"terminal but not VS Code", "torch works in the terminal but in VS Code the notebook says CUDA not available", gpu.CauseConflictingInstalls, ""},
+		{"container can't see it, in Japanese", "コンテナからGPUが見えません", gpu.CauseWSLOrContainer, ""},
+		{"Spaces, slow, on the CPU", "Deployed on Hugging Face Spaces, inference is extremely slow, device is cpu", gpu.CauseWSLOrContainer, ""},
+		{"a serverless CPU worker", "Running on RunPod serverless CPU worker and want to use cuda", gpu.CauseWSLOrContainer, ""},
+		{"slow, the GPU idle in Task Manager", "Fooocus is extremely slow, 30s per step. GPU usage 0% in task manager. RTX 2060", gpu.CauseCPUOnlyBuild, ""},
+		{"jaxlib on Windows", "jaxlib on Windows only has cpu", gpu.CauseCPUOnlyBuild, ""},
+		{"the Store's Python", "I installed pytorch with cuda but the python that runs is from the Microsoft Store", gpu.CauseConflictingInstalls, ""},
+		{"no devices found, nouveau", "lspci shows the RTX 3090 but nvidia-smi says no devices found, nouveau is loaded", gpu.CauseDriverMissing, ""},
+		{"driver too old, no version", "RuntimeError: The NVIDIA driver on your system is too old", gpu.CauseDriverTooOld, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

@@ -95,7 +95,16 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
-	"stays at 0", "falls back", "fell back", "fall back",
+	"stays at 0", "falls back", "fell back", "fall back", "is on cpu", "is on the cpu", "are on cpu", "are on the cpu", "goes to cpu",
+	"goes to the cpu", "happens on cpu", "happens on the cpu",
+	// Slowness, an idle GPU, a CPU-only device list, and Python's
+	// exceptions (whose names hold "error" inside a word).
+	"slow", "slowly", "takes forever", "很慢", "非常慢", "太慢", "遅い", "느려", "muy lento", "muito lento", "медленно",
+	"usage 0%", "usage is 0%", "usage at 0%", "0% usage", "utilization 0%", "utilization is 0%", "0% utilization", "gpu at 0%", "gpu is at 0%",
+	"only has cpu", "only have cpu", "only the cpu", "want to use cuda", "want to use the gpu", "no devices found", "no device found",
+	"nouveau is loaded", "nouveau loaded", "見えない", "見えません", "看不到", "看不见", "보이지 않",
+	"runtimeerror", "importerror", "oserror", "assertionerror", "valueerror", "typeerror", "attributeerror", "modulenotfounderror",
+	"notimplementederror", "outofmemoryerror", "cudaerror",
 	// A kernel module that does not load; which GPU to train on, asked.
 	"not load", "doesn't load", "does not load", "fails to load", "failed to load", "back to nouveau",
 	"which gpu", "assign gpu", "assign the gpu", "choose the gpu", "select the gpu", "specify the gpu", "set the gpu",
