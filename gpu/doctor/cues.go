@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gpuwizard/gpu"
@@ -856,8 +857,15 @@ var (
 	// "self.device is defined but never used").
 	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
 		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
-	mismatchRE = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
-	gpuIdleRE  = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
+	// otherCardRE: one GPU used instead of another, both named ("uses the
+	// GTX 1050 instead of the RTX 3090").
+	otherCardRE = mustCue(`\b(?:uses?|using|picks?|selects?|runs? on|chooses)\b[^\n]{0,20}\b(?:gtx|rtx|quadro|tesla|geforce|titan)\b[^\n]{0,20}\binstead of (?:the |my )?(?:nvidia )?(?:gtx|rtx|quadro|tesla|geforce|titan)\b`, "instead of")
+	// vramRE and modelSizeRE: the GPU's memory and the model's size, in
+	// words ("the GPU has 4GB VRAM and the model is 8GB").
+	vramRE      = mustCue(`\b(\d{1,3}(?:\.\d)?) ?gi?b (?:of )?(?:vram|gpu memory|video memory|graphics memory|显存)|(?:vram|gpu memory|显存)(?: is| of|:)? (\d{1,3}(?:\.\d)?) ?gi?b\b`, "vram", "gpu memory", "video memory", "graphics memory", "显存")
+	modelSizeRE = mustCue(`\bmodel (?:is|size is|needs|takes|requires|weighs) (?:about |around |~)?(\d{1,3}(?:\.\d)?) ?gi?b\b`, "model")
+	mismatchRE  = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
+	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
 	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
@@ -1029,6 +1037,8 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	var out []cue
 	if q := r.quote(oomRE); q != "" {
 		out = append(out, cue{gpu.CauseOutOfMemory, 3, said(q)})
+	} else if q := r.modelOverVRAM(); q != "" {
+		out = append(out, cue{gpu.CauseOutOfMemory, 3, q})
 	}
 	if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
@@ -1042,6 +1052,8 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})
+	} else if q := r.quote(otherCardRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
 	} else if q := r.quote(twoGPUsRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1, said(q) + ": with more than one GPU, the program may pick another than the one meant"})
 	}
@@ -1090,4 +1102,21 @@ func (r *reading) smiUtilisation() bool {
 		}
 		at = i + 1
 	}
+}
+
+// modelOverVRAM: the report gives the GPU's memory and a model larger
+// than it ("4GB VRAM and the model is 8GB"): the model cannot fit, and a
+// runtime that offloads (ollama, llama.cpp) keeps it on the CPU.
+func (r *reading) modelOverVRAM() string {
+	v := vramRE.FindStringSubmatch(r.low)
+	m := modelSizeRE.FindStringSubmatch(r.low)
+	if v == nil || m == nil {
+		return ""
+	}
+	vram, _ := strconv.ParseFloat(v[1]+v[2], 64)
+	size, _ := strconv.ParseFloat(m[1], 64)
+	if vram <= 0 || size <= vram {
+		return ""
+	}
+	return fmt.Sprintf("the report gives %g GB of GPU memory and a model of %g GB: it does not fit, so it runs on the CPU or fails to load", vram, size)
 }

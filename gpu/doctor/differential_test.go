@@ -475,6 +475,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the Store's Python", "I installed pytorch with cuda but the python that runs is from the Microsoft Store", gpu.CauseConflictingInstalls, ""},
 		{"no devices found, nouveau", "lspci shows the RTX 3090 but nvidia-smi says no devices found, nouveau is loaded", gpu.CauseDriverMissing, ""},
 		{"driver too old, no version", "RuntimeError: The NVIDIA driver on your system is too old", gpu.CauseDriverTooOld, ""},
+		{"the CPU wheel put in", "uv sync installs the CPU wheel of torch on Windows even though pyproject has the cu124 index", gpu.CauseCPUOnlyBuild, ""},
+		{"one card instead of the other", "With two GPUs, torch uses the GTX 1050 instead of the RTX 3090", gpu.CauseDeviceSelection, ""},
+		{"a model larger than the GPU's memory", "ollama loads the model on CPU only: 100% CPU, the GPU has 4GB VRAM and the model is 8GB", gpu.CauseOutOfMemory, ""},
+		{"OOM, a shared GPU", "CUDA OOM when another user's job is on the same GPU", gpu.CauseOutOfMemory, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {
