@@ -125,6 +125,8 @@ var cueRules = []func(j *judge, r *reading) []cue{
 	cueLinuxTensorFlow,
 	cueTorchBuild,
 	cueCUDARan,
+	cueCheckedTrue,
+	cueGPUNotCPU,
 	cueOtherFrameworks,
 	cueTwoInstalls,
 	cueArchitecture,
@@ -583,6 +585,37 @@ func cueCUDARan(j *judge, r *reading) []cue {
 	return nil
 }
 
+// gpuNotCPUWords ask, in languages the word model cannot read, how to get
+// the GPU used instead of the CPU ("видеокарту, а не процессор").
+var gpuNotCPUWords = []string{"а не процессор", "вместо процессора", "не на процессоре", "而不是cpu", "而不是 cpu", "不是用cpu", "不用cpu",
+	"en lugar de la cpu", "en vez de la cpu", "en lugar del cpu", "em vez da cpu", "em vez do cpu", "statt der cpu", "anstatt der cpu",
+	"au lieu du cpu", "au lieu du processeur", "cpuではなく", "cpu 대신", "cpu대신"}
+
+// cueGPUNotCPU: the GPU wanted instead of the CPU, in other languages:
+// the question most often answered by a CUDA build of the framework.
+func cueGPUNotCPU(j *judge, r *reading) []cue {
+	for _, w := range gpuNotCPUWords {
+		if strings.Contains(r.low, w) {
+			return []cue{{gpu.CauseCPUOnlyBuild, 1.5, `the report asks for the GPU instead of the CPU ("` + w + `"): most often the framework installed is its CPU build`}}
+		}
+	}
+	return nil
+}
+
+// cueCheckedTrue: torch.cuda.is_available() answered True in the report:
+// in the Python that answered, the build, the driver and the GPU work. A
+// program that still finds no GPU runs another Python, or is kept from the
+// GPU, or does not move its work there.
+func cueCheckedTrue(j *judge, r *reading) []cue {
+	p := j.f.Paste
+	if p.CUDAAvailable == nil || !*p.CUDAAvailable {
+		return nil
+	}
+	ev := "the report shows torch.cuda.is_available() answering True: there, the build, the driver and the GPU work"
+	return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev}, {gpu.CauseDriverMissing, -2.5, ev}, {gpu.CauseDriverTooOld, -2, ev}, {gpu.CauseWSLOrContainer, -1.5, ev},
+		{gpu.CauseConflictingInstalls, 1, ev + "; a program that still sees no GPU may run another Python"}}
+}
+
 var (
 	paddleRE  = mustCue(`\bpaddle(?:paddle)?\b|\bpaddleocr\b|\bpaddlex\b|\bpaddlespeech\b`)
 	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
@@ -767,7 +800,14 @@ func (j *judge) archCues(r *reading) []cue {
 			}
 			out = append(out, cue{gpu.CauseArchUnsupported, w, fmt.Sprintf("%s is a Blackwell GPU (compute capability %s): only torch 2.7 and later built for CUDA 12.8 or newer (cu128, cu130) has kernels for it", g.Name, cc)})
 		case v.Compare(gpu.MustVersion(floor)) < 0:
-			out = append(out, cue{gpu.CauseArchUnsupported, 2.5, fmt.Sprintf("%s (compute capability %s) is older than what %s's builds support (%s and up)", g.Name, cc, framework, floor)})
+			w := 2.5
+			if j.cudaUnavailableSaid(r) && framework == "torch" {
+				// torch.cuda.is_available() is True on a GPU its build has
+				// no kernels for (it warns, then fails at the first
+				// kernel): False points elsewhere (the build, the driver).
+				w = 1
+			}
+			out = append(out, cue{gpu.CauseArchUnsupported, w, fmt.Sprintf("%s (compute capability %s) is older than what %s's builds support (%s and up)", g.Name, cc, framework, floor)})
 		}
 	}
 	return out
@@ -857,6 +897,10 @@ var (
 	// "self.device is defined but never used").
 	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
 		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
+	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
+	// than 0 ("the default gpu_device is set to 1").
+	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
+		"gpu_device", "gpu_id", "gpu-id", "gpu-device", "device_id", "device-id", "gpu id", "gpu index", "device index")
 	// otherCardRE: one GPU used instead of another, both named ("uses the
 	// GTX 1050 instead of the RTX 3090").
 	otherCardRE = mustCue(`\b(?:uses?|using|picks?|selects?|runs? on|chooses)\b[^\n]{0,20}\b(?:gtx|rtx|quadro|tesla|geforce|titan)\b[^\n]{0,20}\binstead of (?:the |my )?(?:nvidia )?(?:gtx|rtx|quadro|tesla|geforce|titan)\b`, "instead of")
@@ -1016,7 +1060,7 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) to (?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
 		"all gpus", "all the gpus", "all my gpus", "every gpu", "both gpus", "all cards", "occup", "always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
@@ -1052,6 +1096,8 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})
+	} else if q := r.quote(gpuIDSetRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's GPU index points at a GPU other than the one meant (on a machine with one GPU, only 0 exists)"})
 	} else if q := r.quote(otherCardRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
 	} else if q := r.quote(twoGPUsRE); q != "" {
@@ -1119,4 +1165,11 @@ func (r *reading) modelOverVRAM() string {
 		return ""
 	}
 	return fmt.Sprintf("the report gives %g GB of GPU memory and a model of %g GB: it does not fit, so it runs on the CPU or fails to load", vram, size)
+}
+
+// cudaUnavailableSaid: torch says it has no CUDA (is_available() False,
+// "CUDA not available"), shown or told.
+func (j *judge) cudaUnavailableSaid(r *reading) bool {
+	p := j.f.Paste
+	return p.CUDAAvailable != nil && !*p.CUDAAvailable || r.any("cuda not available", "cuda is not available", "cuda isn't available")
 }

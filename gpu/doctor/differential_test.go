@@ -479,6 +479,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"one card instead of the other", "With two GPUs, torch uses the GTX 1050 instead of the RTX 3090", gpu.CauseDeviceSelection, ""},
 		{"a model larger than the GPU's memory", "ollama loads the model on CPU only: 100% CPU, the GPU has 4GB VRAM and the model is 8GB", gpu.CauseOutOfMemory, ""},
 		{"OOM, a shared GPU", "CUDA OOM when another user's job is on the same GPU", gpu.CauseOutOfMemory, ""},
+		{"a GPU index defaulting to 1", "Training is very slow. I suspect the default gpu_device is set to 1 in main.py, but the machine has one GPU", gpu.CauseDeviceSelection, ""},
+		{"the GPU, not the CPU, in Russian", "Как использовать видеокарту, а не процессор? Не могу понять, где это прописать", gpu.CauseCPUOnlyBuild, ""},
+		{"is_available True, the app sees no GPU", "The app says GPU not recognized by torch. So I run\npython -c \"import torch; print(torch.cuda.is_available()); print(torch.version.cuda)\"\nand I got:\nTrue\n11.8", gpu.CauseConflictingInstalls, ""},
+		{"an old GPU, CUDA not available", "CUDA not available. I do have a CUDA compatible card installed (Nvidia GT 730). Do I need to install something?", gpu.CauseCPUOnlyBuild, gpu.CauseArchUnsupported},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

@@ -36,6 +36,7 @@ type parser struct {
 	section  string   // the multi-line block being read: "ce_gpus", "ce_cudnn", "smiq_gpu", "smiq_fb", "smiq_mig"
 	lastGPU  int      // index in f.NVML.GPUs of the GPU the last table row or -q section named, or -1
 	queries  []string // the REPL expressions whose values the next lines hold, in order (prints in a row, then what they printed)
+	oneLiner bool     // the queries are a python -c script's prints: a REPL query after it means its output was not pasted
 	pipTorch bool     // pip listed torch
 	heading  string   // an issue-template heading ("### TensorFlow version") whose value is on a later line
 	csv      []string // the fields of nvidia-smi --query-gpu rows being read (query.go)

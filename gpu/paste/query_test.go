@@ -195,3 +195,21 @@ func TestSeries50InCJK(t *testing.T) {
 		t.Errorf("150系列 read as a GPU: %+v", f.NVML.GPUs)
 	}
 }
+
+// TestOneLinerThenValues: python -c "...; print(a); print(b); print(c)",
+// then, after a lead-in ("and I got :") and a quote, its three values:
+// each print takes its line, those the doctor reads are read.
+func TestOneLinerThenValues(t *testing.T) {
+	text := "So I run the following code\n\n\"python -c \"import torch; print(torch.cuda.is_available()); print(torch.version.cuda); print(torch.cuda.get_device_name(0))\"\n\n" +
+		"and I got : \n\n\"\nTrue\n11.8\nNVIDIA GeForce GTX 1060 6GB\n\"\n"
+	f := Parse(text, time.Now())
+	if f.Paste.CUDAAvailable == nil || !*f.Paste.CUDAAvailable {
+		t.Errorf("is_available %v, want true", f.Paste.CUDAAvailable)
+	}
+	if len(f.Pythons) == 0 {
+		t.Fatalf("no torch read")
+	}
+	if pk, ok := f.Pythons[0].Package("torch"); !ok || pk.CUDA != "11.8" {
+		t.Errorf("torch %+v, want CUDA 11.8", pk)
+	}
+}

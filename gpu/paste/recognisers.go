@@ -25,8 +25,24 @@ type recogniser struct {
 // recognisers is the table of line formats, tried in order on every
 // cleaned line. It is never modified.
 var recognisers = []recogniser{
+	// A one-line script (python -c "import torch; print(...); print(...)"):
+	// its prints' values are on the next lines, in order; a print of
+	// something else takes its line too ("?").
+	{anyOf: []string{"-c "}, re: oneLinerRE, apply: func(pp *parser, m []string, s string) {
+		pp.queries, pp.oneLiner = nil, true
+		for _, pm := range printRE.FindAllStringSubmatch(s, maxQueries) {
+			q := "?"
+			if replQueryRE.MatchString(pm[1]) {
+				q = pm[1]
+			}
+			pp.queries = append(pp.queries, q)
+		}
+	}},
 	// A REPL query: its value is on the next line (replAnswer).
 	{anyOf: []string{"torch.", "tf.", "jax."}, re: replQueryRE, last: true, apply: func(pp *parser, m []string, s string) {
+		if pp.oneLiner {
+			pp.queries, pp.oneLiner = nil, false
+		}
 		if len(pp.queries) < maxQueries {
 			pp.queries = append(pp.queries, m[1])
 		}
@@ -540,6 +556,8 @@ var recognisers = []recogniser{
 }
 
 var (
+	oneLinerRE      = regexp.MustCompile(`\bpython[0-9.]*(?:\.exe)? -c ['"]?[^\n]*\bprint\(`)
+	printRE         = regexp.MustCompile(`print\(((?:[^()]|\([^()]*\))*)\)`)
 	linuxSMIRE      = regexp.MustCompile(`^\d{3}\.\d{2,3}\.\d{2}$`)
 	windowsDriverRE = regexp.MustCompile(`^\d{3}\.\d{2}$`)
 	series50RE      = regexp.MustCompile(`(?i)(?:^|[^0-9])50\s?(?:系|シリーズ|시리즈)`)
@@ -676,8 +694,14 @@ const maxQueries = 8
 // replAnswer reads the value a REPL printed for the first query waiting;
 // a line that is no value ends the wait for all of them.
 func (pp *parser) replAnswer(s string) bool {
+	if leadIn(s) {
+		return true // "and I got:", a quote or a fence before the values
+	}
 	q := pp.queries[0]
 	pp.queries = pp.queries[1:]
+	if q == "?" {
+		return true // the value of a print the doctor does not read
+	}
 	if q == "jax.devices()" || strings.HasPrefix(q, "tf.config") {
 		switch {
 		case strings.Contains(s, "CpuDevice") || s == "[]":
@@ -698,6 +722,10 @@ func (pp *parser) replAnswer(s string) bool {
 	}
 	switch q {
 	case "torch.__version__":
+		if !plausibleTorch(m[1]) {
+			pp.queries = nil
+			return false
+		}
 		pp.torch(m[1], "torch.__version__ → "+m[1])
 	case "torch.version.cuda":
 		pk := pp.setPackage("torch", "", "")
@@ -944,4 +972,20 @@ func inContainer(pp *parser, m []string, s string) {
 		pp.f.Host.Container = "container"
 	}
 	pp.quote("os", s)
+}
+
+// leadIn: a line between a script and what it printed that is no value:
+// a quote or a code fence alone, or a short "and I got:".
+func leadIn(s string) bool {
+	t := strings.Trim(s, " \t\"'`")
+	if t == "" {
+		return true
+	}
+	return len(t) <= 40 && (strings.HasSuffix(t, ":") || strings.HasSuffix(t, "：")) && !strings.Contains(t, "(")
+}
+
+// plausibleTorch: a torch release is 0.x to 3.x ("12.1" after a print of
+// torch.__version__ is some other value).
+func plausibleTorch(v string) bool {
+	return len(v) >= 3 && v[0] >= '0' && v[0] <= '3' && v[1] == '.'
 }
