@@ -483,6 +483,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the GPU, not the CPU, in Russian", "Как использовать видеокарту, а не процессор? Не могу понять, где это прописать", gpu.CauseCPUOnlyBuild, ""},
 		{"is_available True, the app sees no GPU", "The app says GPU not recognized by torch. So I run\npython -c \"import torch; print(torch.cuda.is_available()); print(torch.version.cuda)\"\nand I got:\nTrue\n11.8", gpu.CauseConflictingInstalls, ""},
 		{"an old GPU, CUDA not available", "CUDA not available. I do have a CUDA compatible card installed (Nvidia GT 730). Do I need to install something?", gpu.CauseCPUOnlyBuild, gpu.CauseArchUnsupported},
+		{"an app that installs onnxruntime too", "pip install onnxruntime-gpu, but rembg still only uses CPUExecutionProvider because rembg installs onnxruntime too", gpu.CauseConflictingInstalls, ""},
+		{"both installed", "tensorflow-gpu and tensorflow are both installed, GPU not found", gpu.CauseConflictingInstalls, ""},
+		{"the notebook kernel on the base Python", "conda env has pytorch-cuda but jupyter notebook kernel uses base python where torch is cpu", gpu.CauseConflictingInstalls, ""},
+		{"a model that does not fit", "ollama ps shows 48%/52% CPU/GPU, the model does not fit in my 8GB", gpu.CauseOutOfMemory, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {
