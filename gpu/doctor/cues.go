@@ -200,7 +200,7 @@ var (
 // working nvidia-smi there, it was started without a GPU (a runtime or an
 // instance type without one), or, for a GPU instance, without its driver.
 func cueHostedRuntime(j *judge, r *reading) []cue {
-	if !j.noDriverSeen() || r.smiUtilisation() {
+	if !j.noDriverSeen() || r.smiUtilisation() || j.torchSawGPU() || r.quote(gpuSessionRE) != "" {
 		return nil
 	}
 	if q := r.quote(jupyterHubRE); q != "" {
@@ -280,7 +280,7 @@ var (
 // reach it.
 func cueContainerOrWSL(j *judge, r *reading) []cue {
 	f := j.f
-	if !j.noDriverSeen() && f.Host.WSL == 0 {
+	if !j.noDriverSeen() && f.Host.WSL == 0 || j.torchSawGPU() {
 		return nil
 	}
 	var out []cue
@@ -644,6 +644,13 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 			out = append(out, cue{gpu.CauseCPUOnlyBuild, 2.5, "PaddlePaddle: the package paddlepaddle is the CPU build; the GPU one is paddlepaddle-gpu"})
 		}
 	}
+	if r.any("open3d", "o3d.core.cuda") {
+		w := 2.0
+		if j.windowsSaid(r) {
+			w = 3
+		}
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, w, "Open3D: its pip wheels have CUDA on Linux only; on Windows and macOS they are CPU builds (o3d.core.cuda.is_available() is False)"})
+	}
 	if r.quote(jaxRE) != "" && r.quote(jaxCUDARE) == "" {
 		w := 2.0
 		if j.windowsSaid(r) {
@@ -719,6 +726,11 @@ var triedCUDARE = mustCue(`\b(?:re-?install(?:ed|ing)?|install(?:ed|ing)?)\b[^\n
 // that runs is not the one that was fixed. A report that shows torch as a
 // CUDA build in one place and as +cpu in another has two of them.
 func cueTwoInstalls(j *judge, r *reading) []cue {
+	if r.any("python_embeded", "python_embedded") && r.any("system's python", "system python", ">python ", "> python ", "global python", "the system's site-packages") {
+		// A portable app (ComfyUI's) brings its own Python; what pip or
+		// python on the PATH reach is another one.
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, "the report names the portable app's own Python (python_embeded) and the system's: packages and scripts run in one, the CUDA torch is in the other"}}
+	}
 	if p := r.quote(cpuTagRE); p != "" {
 		if c := r.quote(cudaTagRE); c != "" {
 			return twoTagsCues(c, p)
@@ -893,8 +905,8 @@ var (
 	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
 	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
-	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
-		"out of memory", "oom", "显存不足", "显存溢出", "メモリ不足", " fit ", "cpu/gpu")
+	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
+		"out of memory", "oom", "显存不足", "显存溢出", "メモリ不足", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
 	selectRE = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
 	// neverMovedRE: the model or the data never moved to the GPU, in
 	// words ("no code that moves the model and data between CPU and GPU",
@@ -913,7 +925,7 @@ var (
 	vramRE      = mustCue(`\b(\d{1,3}(?:\.\d)?) ?gi?b (?:of )?(?:vram|gpu memory|video memory|graphics memory|显存)|(?:vram|gpu memory|显存)(?: is| of|:)? (\d{1,3}(?:\.\d)?) ?gi?b\b`, "vram", "gpu memory", "video memory", "graphics memory", "显存")
 	modelSizeRE = mustCue(`\bmodel (?:is|size is|needs|takes|requires|weighs) (?:about |around |~)?(\d{1,3}(?:\.\d)?) ?gi?b\b`, "model")
 	mismatchRE  = mustCue(`same device|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
-	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
+	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
 	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
@@ -1131,6 +1143,18 @@ func cueLibraries(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})
 	}
 	return out
+}
+
+// gpuSessionRE: a hosted notebook or cloud session said to have a GPU
+// ("on Colab with T4 runtime", "Google Colab with GPU").
+var gpuSessionRE = mustCue(`\b(?:t4|a100|v100|l4|p100|k80|a10g|h100)\b[^\n]{0,10}\b(?:runtime|gpu runtime|instance|session|accelerator)\b|\b(?:colab|kaggle|sagemaker|paperspace)\b[^\n]{0,20}\bwith (?:an? |the )?(?:gpu|t4|a100|v100|l4|p100)\b|\bgpu (?:runtime|session|accelerator) (?:is |was )?(?:on|enabled|selected)\b`,
+	"runtime", "instance", "session", "accelerator", "with")
+
+// torchSawGPU: the report shows torch.cuda.is_available() answering
+// True: the GPU reaches that Python, whatever box it runs in.
+func (j *judge) torchSawGPU() bool {
+	p := j.f.Paste
+	return p.CUDAAvailable != nil && *p.CUDAAvailable
 }
 
 // smiUtilisation: the report tells what nvidia-smi shows of the GPU's use

@@ -398,7 +398,7 @@ func TestDifferentialReasons(t *testing.T) {
 		{"ultralytics device1 but it trains on gpu", "ultralytics device=1 but it trains on GPU 0", gpu.CauseDeviceSelection, ""},
 		{"how can i make the training use the seco", "How can I make the training use the second GPU instead of the first one?", gpu.CauseDeviceSelection, ""},
 		{"i have python 310 from the microsoft sto", "I have Python 3.10 from the Microsoft Store and Python 3.11 from python.org; pip installed torch into the other one", gpu.CauseConflictingInstalls, ""},
-		{"after installing xformers pip replaced m", "After installing xformers, pip replaced my torch with a different version and now cuda is False", gpu.CauseConflictingInstalls, ""},
+		{"after installing xformers pip replaced m", "After installing xformers, pip replaced my torch with a different version and now cuda is False", gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls}, // the corpus labels a torch put back by an install as cpu_only_build
 		{"conda install pytorch then pip install t", "conda install pytorch then pip install torch on top: now import torch gives the CPU one", gpu.CauseConflictingInstalls, ""},
 		{"issue form with an unticked Mac box", "### Operating system\n\n- [ ] macOS\n- [x] Windows\n- [ ] Linux\n\n### What happened?\n\nI pick the RTX 3090 in the settings, but it still uses the first card.", gpu.CauseDeviceSelection, ""},
 		{"all GPUs taken though one was asked", "Training occupies all GPUs even though I start it with --device cuda:1", gpu.CauseDeviceSelection, ""},
@@ -487,6 +487,12 @@ func TestDifferentialReasons(t *testing.T) {
 		{"both installed", "tensorflow-gpu and tensorflow are both installed, GPU not found", gpu.CauseConflictingInstalls, ""},
 		{"the notebook kernel on the base Python", "conda env has pytorch-cuda but jupyter notebook kernel uses base python where torch is cpu", gpu.CauseConflictingInstalls, ""},
 		{"a model that does not fit", "ollama ps shows 48%/52% CPU/GPU, the model does not fit in my 8GB", gpu.CauseOutOfMemory, ""},
+		{"a portable app's Python and the system's", "The requirements get installed to the system's Python site-packages, whose torch has no CUDA; ComfyUI runs with python_embeded.\nTraceback (most recent call last):", gpu.CauseConflictingInstalls, ""},
+		{"0% usage, torch sees the GPU", "torch.cuda.is_available()\nTrue\nHowever nvidia-smi reports 0% GPU usage when I run the training app, while a = torch.rand(20000,20000).cuda() in a loop reaches 100%", gpu.CauseDeviceMismatchInCode, ""},
+		{"other cards hold memory, in Chinese", "ctrl+c终止单机多卡训练后，其他卡仍在占用显存", gpu.CauseOutOfMemory, ""},
+		{"Open3D on Windows", "How to make o3d.core.cuda.is_available() True on Windows 11? I got an Nvidia GPU, now False", gpu.CauseCPUOnlyBuild, ""},
+		{"no CUDA jaxlib for the platform", "ERROR: Could not find a version that satisfies the requirement jaxlib==0.4.11+cuda11.cudnn86", gpu.CauseCPUOnlyBuild, ""},
+		{"a Colab GPU runtime, the CPU provider", "rembg (onnxruntime) on Colab with T4 runtime: get_providers() prints ['CPUExecutionProvider'], no GPU RAM used", gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

@@ -262,13 +262,14 @@ func (j *judge) reportSituations() {
 				{Text: "In a batch script: #SBATCH --gres=gpu:1 (or --gpus=1), and do not override CUDA_VISIBLE_DEVICES, which Slurm sets."}}},
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
-	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() {
+	gpuSession := j.reading().quote(gpuSessionRE) != "" || j.torchSawGPU()
+	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() && !gpuSession {
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if q := j.hostedNotebook(); q != "" && inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
+	} else if q := j.hostedNotebook(); q != "" && inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && !gpuSession {
 		// Another notebook service (Kaggle, SageMaker, Paperspace, ...):
 		// no driver to install there; its session has no GPU.
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_hosted_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,

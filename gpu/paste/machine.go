@@ -42,7 +42,7 @@ var (
 	// An AMD card may be named by its number alone ("AMD 6600XT"): the XT,
 	// XTX or GRE suffix tells it from a Ryzen CPU (5800X). Intel's Arc
 	// cards carry a model number (A770, B580).
-	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris|arc)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\barc(?:\(tm\))? [ab][0-9]{3}\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:rx ?)?[5-9][0-9]{3} ?(?:xtx|xt|gre)\b|\b[5-9][0-9]00 ?(?:xtx|xt|gre)\b|\bintel(?:\(r\))? graphics \d{3}\b|\bintel[-_]gpu[-_]top\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd ?的?(?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
+	otherGPURE = catalog.MustPattern(`\bintel\(r\) (?:uhd|hd|iris|arc)[^\n,.;]{0,20}|\bintel (?:uhd|hd|iris|arc)\b[^\n,.;]{0,20}|\biris xe\b|\bxe graphics\b|\barc(?:\(tm\))? [ab][0-9]{3}\b|\bamd radeon[^\n,.;]{0,20}|\bradeon (?:rx|pro|vii)\b[^\n,.;]{0,12}|\bradeon\b|\brx ?[4-9][0-9]{2,3}(?: ?xtx| ?xt| ?gre)?\b|\bamd (?:rx ?)?[5-9][0-9]{3} ?(?:xtx|xt|gre)\b|\b[5-9][0-9]00 ?(?:xtx|xt|gre)\b|\bintel(?:\(r\))? graphics \d{3}\b|\bintel[-_]gpu[-_]top\b|\bintel (?:integrated |igpu )?gpus?\b|\bintel igpu\b|\bintel cpu (?:also )?has an integrated gpu\b|\bamd (?:gpu|graphics card|video card|card)\b|\bamd ?的?(?:显卡|卡)|\ba卡|\bapple (?:m[1-4]|silicon)\b`,
 		"intel", "iris", "xe graphics", "arc a", "arc b", "arc(tm)", "radeon", "amd", "rx", "a卡", "apple", "00xt", "00 xt", "00gre", "00 gre", "gpu-top", "gpu_top")
 	// ownRE: the words just before a GPU's name say it is the machine's
 	// own ("I have", "my laptop is", "my GPU:"), not one a log lists
