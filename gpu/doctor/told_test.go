@@ -53,7 +53,7 @@ func TestToldReportGetsDifferential(t *testing.T) {
 	r := diagnoseText(t, "I use a GeForce RTX 3060 on Windows 11 and installed torch with pip install torch torchvision, "+
 		"the training of my YOLO model takes hours and the GPU sits at 0% in the task manager")
 	if len(r.Findings) == 0 || !strings.HasPrefix(r.Findings[0].ID, "report_likely_") {
-		t.Fatalf("want the differential first, got %v", ids(r))
+		t.Fatalf("want the differential first, got %v", findingIDs(r))
 	}
 	if r.Findings[0].Cause != gpu.CauseCPUOnlyBuild {
 		t.Errorf("first %s, want cpu_only_build (pip's torch on Windows)", r.Findings[0].Cause)
@@ -68,7 +68,7 @@ func TestLookalikesFillDifferential(t *testing.T) {
 	r := diagnoseText(t, "Dockerコンテナの中でGPUが認識されない")
 	top := topCauses(r, 3)
 	if len(top) != 3 || top[0] != gpu.CauseWSLOrContainer {
-		t.Fatalf("first three %v (%v), want wsl_or_container and two lookalikes", top, ids(r))
+		t.Fatalf("first three %v (%v), want wsl_or_container and two lookalikes", top, findingIDs(r))
 	}
 	for _, f := range r.Findings[1:3] {
 		if !strings.HasPrefix(f.ID, "report_likely_") || len(f.Evidence) == 0 || len(f.Fix) == 0 || f.Fix[0].Command == "" {
@@ -79,16 +79,8 @@ func TestLookalikesFillDifferential(t *testing.T) {
 	// of a second install is named, the CPU-only build not.
 	r = diagnoseText(t, "I use torch 2.4.1+cu121 in my venv and in PyCharm torch.cuda.is_available() returns False")
 	if slices.Contains(topCauses(r, 3), gpu.CauseCPUOnlyBuild) {
-		t.Errorf("a CUDA build shown, yet cpu_only_build named: %v", ids(r))
+		t.Errorf("a CUDA build shown, yet cpu_only_build named: %v", findingIDs(r))
 	}
-}
-
-func ids(r gpu.Report) []string {
-	var out []string
-	for _, f := range r.Findings {
-		out = append(out, f.ID)
-	}
-	return out
 }
 
 // TestHostedWithItsGPUShown: a notebook or cloud machine whose GPU
@@ -98,6 +90,6 @@ func TestHostedWithItsGPUShown(t *testing.T) {
 	r := diagnoseText(t, "I train on a Colab VM with a T4 and it is very slow; nvidia-smi shows 0% utilization while it trains. "+
 		"main.py sets gpu_device=1 though the VM has one GPU")
 	if len(r.Findings) == 0 || r.Findings[0].Cause == gpu.CauseWSLOrContainer {
-		t.Fatalf("first finding %v, want another cause than a hosted runtime without a GPU", ids(r))
+		t.Fatalf("first finding %v, want another cause than a hosted runtime without a GPU", findingIDs(r))
 	}
 }
