@@ -664,6 +664,9 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && r.any("installs onnxruntime", "installed onnxruntime", "onnxruntime too", "onnxruntime as well",
 			"pulls in onnxruntime", "brings onnxruntime", "onnxruntime and onnxruntime-gpu", "onnxruntime-gpu and onnxruntime"):
 			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-gpu with the CPU package onnxruntime put in beside it: the CPU one wins the import"})
+		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && r.any("cpuexecutionprovider only", "only cpuexecutionprovider", "only the cpuexecutionprovider", "['cpuexecutionprovider']", "only cpu provider", "only the cpu provider"):
+			out = append(out, cue{gpu.CauseConflictingInstalls, 2, "onnxruntime-gpu installed, yet only the CPU provider offered: most often the CPU package onnxruntime beside it wins the import"},
+				cue{gpu.CauseCudnnProblem, 1, "or the CUDA provider cannot load its CUDA and cuDNN libraries"})
 		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && cpuPkg != "":
 			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-gpu with the CPU package onnxruntime beside it: the CPU one wins the import"})
 		case cpuPkg != "":
@@ -913,6 +916,8 @@ var (
 	// "self.device is defined but never used").
 	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
 		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
+	// chooseGPURE: how to choose the GPU a program uses, asked.
+	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|set|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device)\b`, "which gpu", "which card", "which device", "the gpu", "the card", "a specific", "a particular", "one gpu", "one card")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
 	// than 0 ("the default gpu_device is set to 1").
 	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
@@ -1112,6 +1117,8 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(wrongGPURE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})
+	} else if q := r.quote(chooseGPURE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2, said(q) + ": which GPU a program uses is chosen by CUDA_VISIBLE_DEVICES (or its device option)"})
 	} else if q := r.quote(gpuIDSetRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's GPU index points at a GPU other than the one meant (on a machine with one GPU, only 0 exists)"})
 	} else if q := r.quote(otherCardRE); q != "" {

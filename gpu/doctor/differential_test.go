@@ -493,6 +493,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"Open3D on Windows", "How to make o3d.core.cuda.is_available() True on Windows 11? I got an Nvidia GPU, now False", gpu.CauseCPUOnlyBuild, ""},
 		{"no CUDA jaxlib for the platform", "ERROR: Could not find a version that satisfies the requirement jaxlib==0.4.11+cuda11.cudnn86", gpu.CauseCPUOnlyBuild, ""},
 		{"a Colab GPU runtime, the CPU provider", "rembg (onnxruntime) on Colab with T4 runtime: get_providers() prints ['CPUExecutionProvider'], no GPU RAM used", gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls},
+		{"the driver insufficient, cut short", "CUDA driver version is insufficient", gpu.CauseDriverTooOld, ""},
+		{"how to choose the GPU", "How to choose which GPU to use?", gpu.CauseDeviceSelection, ""},
+		{"onnxruntime-gpu, the CPU provider only", "onnxruntime-gpu installed but CPUExecutionProvider only", gpu.CauseConflictingInstalls, gpu.CauseCudnnProblem},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {
