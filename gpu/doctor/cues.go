@@ -916,6 +916,14 @@ var (
 	// "self.device is defined but never used").
 	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
 		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
+	// memoryHeldRE: GPU memory not given back ("the GPU memory is not
+	// released after the process is stopped").
+	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放`,
+		"released", "freed", "cleared", "release", "free", "clear", "显存")
+	// oldGPUDroppedRE: support for older GPUs said to be gone from a build
+	// ("pytorch support for older GPUs like mine was removed").
+	oldGPUDroppedRE = mustCue(`\bsupport for (?:older|old|my) (?:gpus?|cards?|graphics cards?)\b[^\n]{0,40}\b(?:removed|dropped|gone|ended)\b|\b(?:older|old) (?:gpus?|cards?)\b[^\n]{0,40}\b(?:no longer supported|not supported any ?more|were removed|was removed|were dropped|was dropped)\b|\b(?:did not|didn't|does not|doesn't|no longer) support (?:the )?(?:old|older)\b[^\n]{0,30}\b(?:card|gpu|cuda version|architecture)\b|\b(?:my |the )?gpu is too old\b`,
+		"removed", "dropped", "gone", "ended", "no longer", "not supported", "support the old", "support old", "support the older", "support older", "too old")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
 	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|set|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device)\b`, "which gpu", "which card", "which device", "the gpu", "the card", "a specific", "a particular", "one gpu", "one card")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
@@ -1102,6 +1110,8 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	var out []cue
 	if q := r.quote(oomRE); q != "" {
 		out = append(out, cue{gpu.CauseOutOfMemory, 3, said(q)})
+	} else if q := r.quote(memoryHeldRE); q != "" {
+		out = append(out, cue{gpu.CauseOutOfMemory, 2.5, said(q) + ": memory still held by a process that did not end (or by another program) leaves the next run none"})
 	} else if q := r.modelOverVRAM(); q != "" {
 		out = append(out, cue{gpu.CauseOutOfMemory, 3, q})
 	}
@@ -1125,6 +1135,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
 	} else if q := r.quote(twoGPUsRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1, said(q) + ": with more than one GPU, the program may pick another than the one meant"})
+	}
+	if q := r.quote(oldGPUDroppedRE); q != "" {
+		out = append(out, cue{gpu.CauseArchUnsupported, 2.5, said(q) + ": newer builds drop the oldest architectures (torch's CUDA 12.8 wheels: Maxwell and Pascal); a build for an older CUDA still has them"})
 	}
 	if q := r.quote(mismatchRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 1.5, said(q)})

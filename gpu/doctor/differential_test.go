@@ -496,6 +496,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the driver insufficient, cut short", "CUDA driver version is insufficient", gpu.CauseDriverTooOld, ""},
 		{"how to choose the GPU", "How to choose which GPU to use?", gpu.CauseDeviceSelection, ""},
 		{"onnxruntime-gpu, the CPU provider only", "onnxruntime-gpu installed but CPUExecutionProvider only", gpu.CauseConflictingInstalls, gpu.CauseCudnnProblem},
+		{"support for older GPUs removed", "I reinstalled ComfyUI Desktop and now get a CUDA error. Apparently pytorch support for older GPUs like my GTX 1080 was removed in the updates", gpu.CauseArchUnsupported, ""},
+		{"ollama: the GPU too old", "gpu.go:138: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 5.2", gpu.CauseArchUnsupported, ""},
+		{"memory not released after Ctrl-C", "The GPU memory is not released if I forcibly stop the training process with Ctrl-C, and the next run fails", gpu.CauseOutOfMemory, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {
