@@ -299,6 +299,9 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	}
 	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" && j.noDriverSeen() {
 		w := 2.5
+		if q := r.quote(cpuAskedRE); q != "" && !strings.Contains(asciiLower(q), "using device") {
+			w = 1 // the program is told to use the CPU (a setting, not a log of what it used): that, not the box, first
+		}
 		// nvidia-smi answers in the container but without a CUDA version:
 		// the driver's CUDA library did not reach it.
 		if cudaNARE.MatchString(r.low) {
@@ -658,9 +661,13 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 		}
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, w, "JAX: pip install jax is the CPU build; the GPU needs jax[cuda12] (Linux or WSL 2)"})
 	}
-	if r.quote(ortRE) != "" {
+	if r.quote(ortRE) != "" || r.any("rembg") {
 		cpuPkg := r.quote(ortCPURE)
 		switch {
+		case r.any("rembg") && !r.any("onnxruntime-gpu only", "only onnxruntime-gpu"):
+			// rembg's gpu extra has put onnxruntime in beside
+			// onnxruntime-gpu: the CPU package wins the import.
+			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "rembg: installing rembg[gpu] (or rembg beside onnxruntime-gpu) leaves the CPU package onnxruntime beside onnxruntime-gpu, and the CPU one wins the import"})
 		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && r.any("installs onnxruntime", "installed onnxruntime", "onnxruntime too", "onnxruntime as well",
 			"pulls in onnxruntime", "brings onnxruntime", "onnxruntime and onnxruntime-gpu", "onnxruntime-gpu and onnxruntime"):
 			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-gpu with the CPU package onnxruntime put in beside it: the CPU one wins the import"})
@@ -733,6 +740,11 @@ func cueTwoInstalls(j *judge, r *reading) []cue {
 		// A portable app (ComfyUI's) brings its own Python; what pip or
 		// python on the PATH reach is another one.
 		return []cue{{gpu.CauseConflictingInstalls, 2.5, "the report names the portable app's own Python (python_embeded) and the system's: packages and scripts run in one, the CUDA torch is in the other"}}
+	}
+	if r.any("py -3", "py.exe -3") && r.any("(venv)", "(.venv)", "activate", "virtual environment", "venv\\") {
+		// The py launcher with a version picks that installed Python, not
+		// the active virtual environment's.
+		return []cue{{gpu.CauseConflictingInstalls, 2.5, "the report runs the py launcher with a version (py -3.x) beside a virtual environment: py -3.x starts the installed Python, not the venv's, so pip and the program see other packages"}}
 	}
 	if p := r.quote(cpuTagRE); p != "" {
 		if c := r.quote(cudaTagRE); c != "" {

@@ -85,6 +85,13 @@ func (j *judge) runDifferential() {
 		}
 		named = append(named, l)
 	}
+	if len(named) == 0 && ranked[0].cause == gpu.CauseCPUOnlyBuild && ranked[0].score > 0 && j.frameworkNamed(r) {
+		// A framework that does not use the GPU, a problem told, and
+		// nothing that tells causes apart: its CPU build is the most
+		// common answer; the commands below tell the others apart.
+		named = append(named, &likely{cause: ranked[0].cause, score: ranked[0].score,
+			because: []string{"the report tells of a framework that does not use the GPU and shows nothing that tells causes apart: its CPU-only build is the most common cause of such a report"}})
+	}
 	if len(named) > 0 {
 		ruledOut := map[gpu.Cause]bool{}
 		for _, l := range ranked {
@@ -425,4 +432,10 @@ var boxWords = []string{"docker", "container", "wsl", "kubernetes", "k8s", "pod"
 // hosted notebook (or its facts show one).
 func (j *judge) boxSaid(r *reading) bool {
 	return j.f.Host.WSL > 0 || j.f.Host.Container != "" || r.any(boxWords...)
+}
+
+// frameworkNamed: the report names a deep-learning framework (torch,
+// PaddlePaddle, TensorFlow, JAX, ONNX Runtime).
+func (j *judge) frameworkNamed(r *reading) bool {
+	return r.quote(torchRE) != "" || r.quote(paddleRE) != "" || r.quote(tfRE) != "" || r.quote(jaxRE) != "" || r.quote(ortRE) != "" || r.any(torchApps...)
 }

@@ -206,7 +206,8 @@ func (j *judge) reportSituations() {
 	// GPU the build lacks kernels for, a driver too old for it.
 	// But nvidia-smi failing inside the container is not the software's
 	// doing: no build makes the driver's own tool go missing.
-	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "")
+	// Nor one the program's own setting explains (DEVICE: 'cpu').
+	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "") && j.reading().quote(cpuAskedRE) == ""
 	// The toolkit's own hook failing to find the host's driver happens
 	// before the container exists: nothing was left out of it.
 	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
