@@ -937,7 +937,7 @@ var (
 	oldGPUDroppedRE = mustCue(`\bsupport for (?:older|old|my) (?:gpus?|cards?|graphics cards?)\b[^\n]{0,40}\b(?:removed|dropped|gone|ended)\b|\b(?:older|old) (?:gpus?|cards?)\b[^\n]{0,40}\b(?:no longer supported|not supported any ?more|were removed|was removed|were dropped|was dropped)\b|\b(?:did not|didn't|does not|doesn't|no longer) support (?:the )?(?:old|older)\b[^\n]{0,30}\b(?:card|gpu|cuda version|architecture)\b|\b(?:my |the )?gpu is too old\b`,
 		"removed", "dropped", "gone", "ended", "no longer", "not supported", "support the old", "support old", "support the older", "support older", "too old")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
-	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|set|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device)\b`, "which gpu", "which card", "which device", "the gpu", "the card", "a specific", "a particular", "one gpu", "one card")
+	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device)\b`, "choose", "select", "pick", "specify", "assign")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
 	// than 0 ("the default gpu_device is set to 1").
 	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
@@ -1180,7 +1180,7 @@ func cueLibraries(j *judge, r *reading) []cue {
 // gpuSessionRE: a hosted notebook or cloud session said to have a GPU
 // ("on Colab with T4 runtime", "Google Colab with GPU").
 var gpuSessionRE = mustCue(`\b(?:t4|a100|v100|l4|p100|k80|a10g|h100)\b[^\n]{0,10}\b(?:runtime|gpu runtime|instance|session|accelerator)\b|\b(?:colab|kaggle|sagemaker|paperspace)\b[^\n]{0,20}\bwith (?:an? |the )?(?:gpu|t4|a100|v100|l4|p100)\b|\bgpu (?:runtime|session|accelerator) (?:is |was )?(?:on|enabled|selected)\b`,
-	"runtime", "instance", "session", "accelerator", "with")
+	"runtime", "instance", "session", "accelerator", "colab", "kaggle", "sagemaker", "paperspace")
 
 // torchSawGPU: the report shows torch.cuda.is_available() answering
 // True: the GPU reaches that Python, whatever box it runs in.

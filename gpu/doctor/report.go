@@ -207,7 +207,7 @@ func (j *judge) reportSituations() {
 	// But nvidia-smi failing inside the container is not the software's
 	// doing: no build makes the driver's own tool go missing.
 	// Nor one the program's own setting explains (DEVICE: 'cpu').
-	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "") && j.reading().quote(cpuAskedRE) == ""
+	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "") && !j.cpuAsked()
 	// The toolkit's own hook failing to find the host's driver happens
 	// before the container exists: nothing was left out of it.
 	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
@@ -263,14 +263,14 @@ func (j *judge) reportSituations() {
 				{Text: "In a batch script: #SBATCH --gres=gpu:1 (or --gpus=1), and do not override CUDA_VISIBLE_DEVICES, which Slurm sets."}}},
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
-	gpuSession := j.reading().quote(gpuSessionRE) != "" || j.torchSawGPU()
-	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() && !gpuSession {
+	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() && !j.gpuSession() {
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if q := j.hostedNotebook(); q != "" && inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && !gpuSession {
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && j.hostedNotebook() != "" && !j.gpuSession() {
+		q := j.hostedNotebook()
 		// Another notebook service (Kaggle, SageMaker, Paperspace, ...):
 		// no driver to install there; its session has no GPU.
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_hosted_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
@@ -529,4 +529,13 @@ var hostStateIDs = []string{"cuda_broken_after_suspend_in_words", "installer_sec
 
 func (j *judge) hostStateNamed() bool {
 	return slices.ContainsFunc(hostStateIDs, j.hitID)
+}
+
+// cpuAsked: the report shows the program told to use the CPU.
+func (j *judge) cpuAsked() bool { return j.reading().quote(cpuAskedRE) != "" }
+
+// gpuSession: the report says its notebook or cloud session has a GPU,
+// or shows torch seeing one.
+func (j *judge) gpuSession() bool {
+	return j.torchSawGPU() || j.reading().quote(gpuSessionRE) != ""
 }
