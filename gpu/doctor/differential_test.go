@@ -505,6 +505,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the py launcher beside a venv", "(venv) E:\\app>py -3.10 -m pip install torch --index-url https://download.pytorch.org/whl/cu118\nbut the app still can't select the GPU", gpu.CauseConflictingInstalls, ""},
 		{"a container told to use the CPU", "docker compose: the GPU is not used while scanning. The log says DEVICE: 'cpu'", gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer},
 		{"a framework, a problem, nothing else", "pytorch does not recognise cuda", gpu.CauseCPUOnlyBuild, ""},
+		{"no GPU runtime available on a hosted notebook", "Select compute type GPU, Start runtime: There is no runtime available right now. Please change the compute type or try again later.", gpu.CauseWSLOrContainer, ""},
+		{"the notebook's commands do not match the env", "The commands run in the jupyter kernel don't match the env: I configured CUDA 11.6 in my conda env", gpu.CauseConflictingInstalls, ""},
+		{"inputs and model on different devices", "It complains that inputs and model are in different devices when using cuda", gpu.CauseDeviceMismatchInCode, ""},
+		{"VRAM still occupied, in Chinese", "ctrl+c 退出程序后，显存没有被清理干净", gpu.CauseOutOfMemory, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

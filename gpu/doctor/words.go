@@ -105,7 +105,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"nouveau is loaded", "nouveau loaded", "見えない", "見えません", "看不到", "看不见", "보이지 않",
 	"runtimeerror", "importerror", "oserror", "assertionerror", "valueerror", "typeerror", "attributeerror", "modulenotfounderror",
 	"notimplementederror", "outofmemoryerror", "cudaerror",
-	"oom", "not released", "not freed", "显存不释放", "too old", "没有用gpu", "没用gpu", "没有使用gpu", "не использует", "cpuexecutionprovider only", "占用显存", "显存被占用", "100% cpu", "['cpuexecutionprovider']", "still only", "only uses cpu", "only uses the cpu", "is cpu", "does not fit", "doesn't fit", "cpu/gpu", "а не процессор", "вместо процессора", "而不是cpu", "而不是 cpu", "en lugar de la cpu", "em vez da cpu", "statt der cpu", "au lieu du cpu", "cpu wheel", "cpu-only wheel", "the cpu version", "the cpu build",
+	"oom", "complains", "still occupied", "仍在占用", "没有被清理", "没有被释放", "mismatches the env", "doesn't match the env", "not released", "not freed", "显存不释放", "too old", "没有用gpu", "没用gpu", "没有使用gpu", "не использует", "cpuexecutionprovider only", "占用显存", "显存被占用", "100% cpu", "['cpuexecutionprovider']", "still only", "only uses cpu", "only uses the cpu", "is cpu", "does not fit", "doesn't fit", "cpu/gpu", "а не процессор", "вместо процессора", "而不是cpu", "而不是 cpu", "en lugar de la cpu", "em vez da cpu", "statt der cpu", "au lieu du cpu", "cpu wheel", "cpu-only wheel", "the cpu version", "the cpu build",
 	// A kernel module that does not load; which GPU to train on, asked.
 	"not load", "doesn't load", "does not load", "fails to load", "failed to load", "back to nouveau",
 	"which gpu", "assign gpu", "assign the gpu", "choose the gpu", "select the gpu", "specify the gpu", "set the gpu",
