@@ -23,7 +23,14 @@ dll() {
 prefix() {
   if [ ! -f "$WINEPREFIX/system.reg" ]; then
     echo "Creating the Wine prefix $WINEPREFIX (once; about 20 s)..."
-    timeout 300 wineboot -i >"$OUT/wineboot.log" 2>&1 || die "wineboot -i failed: see $OUT/wineboot.log"
+    if ! timeout 300 wineboot -i >"$OUT/wineboot.log" 2>&1; then
+      # Seen once on a loaded host (ShellExecuteEx failed on the first
+      # boot; the same prefix made again booted): one more try from scratch.
+      echo "wineboot -i failed (see $OUT/wineboot.log); making the prefix again..."
+      wineserver -k 2>/dev/null || true
+      rm -rf "$WINEPREFIX"
+      timeout 300 wineboot -i >"$OUT/wineboot.log" 2>&1 || die "wineboot -i failed twice: see $OUT/wineboot.log"
+    fi
     wineserver -w
   fi
   dll tools/wine/bcryptprimitives.c "$OUT/dll/bcryptprimitives.dll" -ladvapi32
