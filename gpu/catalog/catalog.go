@@ -397,6 +397,9 @@ func literalScore(n string) int {
 	if commonLiterals[strings.ToLower(strings.TrimSpace(n))] {
 		s /= 3
 	}
+	if strings.Contains(n, "_") {
+		s += 2 // an identifier's part (sm_, cuda_): rare in prose
+	}
 	return s
 }
 

@@ -25,8 +25,9 @@ type cue struct {
 // reading is a report's text as the cues read it: lower-cased, its first
 // maxCueText bytes (prose comes first; a long log adds nothing here).
 type reading struct {
-	low string
-	f   *gpu.Facts
+	low    string
+	f      *gpu.Facts
+	quotes map[*catalog.Pattern]string // quote's answers: the differential weighs the cues more than once
 }
 
 const maxCueText = 64 << 10
@@ -88,6 +89,18 @@ func mustCue(pattern string, needles ...string) *catalog.Pattern {
 
 // quote is the report's line around the first match of re, for evidence.
 func (r *reading) quote(re *catalog.Pattern) string {
+	if q, ok := r.quotes[re]; ok {
+		return q
+	}
+	q := r.find(re)
+	if r.quotes == nil {
+		r.quotes = map[*catalog.Pattern]string{}
+	}
+	r.quotes[re] = q
+	return q
+}
+
+func (r *reading) find(re *catalog.Pattern) string {
 	loc := re.FindIndex(r.low)
 	if loc == nil {
 		return ""
@@ -1180,7 +1193,7 @@ func cueLibraries(j *judge, r *reading) []cue {
 // gpuSessionRE: a hosted notebook or cloud session said to have a GPU
 // ("on Colab with T4 runtime", "Google Colab with GPU").
 var gpuSessionRE = mustCue(`\b(?:t4|a100|v100|l4|p100|k80|a10g|h100)\b[^\n]{0,10}\b(?:runtime|gpu runtime|instance|session|accelerator)\b|\b(?:colab|kaggle|sagemaker|paperspace)\b[^\n]{0,20}\bwith (?:an? |the )?(?:gpu|t4|a100|v100|l4|p100)\b|\bgpu (?:runtime|session|accelerator) (?:is |was )?(?:on|enabled|selected)\b`,
-	"runtime", "instance", "session", "accelerator", "colab", "kaggle", "sagemaker", "paperspace")
+	"t4", "a100", "v100", "l4", "p100", "k80", "a10g", "h100", "with gpu", "with a gpu", "with an gpu", "with the gpu", "gpu runtime", "gpu session", "gpu accelerator")
 
 // torchSawGPU: the report shows torch.cuda.is_available() answering
 // True: the GPU reaches that Python, whatever box it runs in.

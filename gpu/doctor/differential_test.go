@@ -621,7 +621,10 @@ func TestCueNeedles(t *testing.T) {
 		"it always uses the 1080; I want to train only on the 3090; gpu0 is used instead; 指定了第二张卡但还是跑在0号卡; 两张卡",
 		"I can't uninstall torch 2.1; it still shows 2.0.1; installed 2.4.1 but it shows 2.0.1; torch 2.10.0+cuda126",
 		"a VirtualBox VM with GPU passthrough, passed through the gpu; Basic Display Adapter; no tengo el driver; Treiber nicht installiert; nvidia-smi wird nicht gefunden",
-		"device_count() returns 1 with 2 gpus; only uses one gpu; trains on a single gpu; built for torch 2.1; conda list and pip list; vs code runs the global python; uninstalled the nvidia driver; 0.16.0+cpu"}
+		"device_count() returns 1 with 2 gpus; only uses one gpu; trains on a single gpu; built for torch 2.1; conda list and pip list; vs code runs the global python; uninstalled the nvidia driver; 0.16.0+cpu",
+		"with two GPUs, torch uses the GTX 1050 instead of the RTX 3090; the default gpu_device is set to 1; how to choose which GPU to use?",
+		"the GPU memory is not released; pytorch support for older GPUs was removed; no code moves the model to the GPU",
+		"the GPU has 4GB VRAM and the model is 8GB; Colab with T4 runtime; on Kaggle with a P100; the GPU runtime is enabled"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -634,7 +637,8 @@ func TestCueNeedles(t *testing.T) {
 	for _, re := range []*catalog.Pattern{hostedRE, cloudRE, gpuVMRE, cpuVMRE, smiWorksRE, cudaNARE, hostOnlyRE, windowsRE,
 		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
 		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
-		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE} {
+		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE,
+		otherCardRE, gpuIDSetRE, chooseGPURE, memoryHeldRE, oldGPUDroppedRE, neverMovedRE, vramRE, modelSizeRE, gpuSessionRE, cpuTierRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low

@@ -207,7 +207,8 @@ func (j *judge) reportSituations() {
 	// But nvidia-smi failing inside the container is not the software's
 	// doing: no build makes the driver's own tool go missing.
 	// Nor one the program's own setting explains (DEVICE: 'cpu').
-	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "") && !j.cpuAsked()
+	// (cpuAsked, the dearest check, is tried last in each rule below.)
+	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "")
 	// The toolkit's own hook failing to find the host's driver happens
 	// before the container exists: nothing was left out of it.
 	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
@@ -246,7 +247,7 @@ func (j *judge) reportSituations() {
 			gpu.CauseDriverMissing)
 		return
 	}
-	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 && !j.hostStateNamed() {
+	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 && !j.hostStateNamed() && !j.cpuAsked() {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The program runs in a container that does not get the GPU",
@@ -263,13 +264,13 @@ func (j *judge) reportSituations() {
 				{Text: "In a batch script: #SBATCH --gres=gpu:1 (or --gpus=1), and do not override CUDA_VISIBLE_DEVICES, which Slurm sets."}}},
 			weight: catalog.Medium, explains: []gpu.Cause{gpu.CauseDriverMissing, gpu.CauseDeviceSelection}})
 	}
-	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() && !j.gpuSession() {
+	if (f.Host.Container == "colab" || f.Host.Container == "hosted") && inferred && j.noDriverSeen() && !j.gpuSession() && !j.cpuAsked() {
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_colab_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The notebook runs on a Colab runtime without a GPU",
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && j.hostedNotebook() != "" && !j.gpuSession() {
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && j.hostedNotebook() != "" && !j.gpuSession() && !j.cpuAsked() {
 		q := j.hostedNotebook()
 		// Another notebook service (Kaggle, SageMaker, Paperspace, ...):
 		// no driver to install there; its session has no GPU.
@@ -278,7 +279,7 @@ func (j *judge) reportSituations() {
 			Evidence: []string{`report: "` + q + `"`},
 			Fix:      []gpu.Step{{Text: "Start the session with a GPU (Kaggle: Settings → Accelerator → GPU; SageMaker, Paperspace, Lightning: a GPU instance type), then check it in the notebook:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 {
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && !j.cpuAsked() {
 		j.reportServerless()
 	}
 }
