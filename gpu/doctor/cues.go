@@ -109,11 +109,17 @@ func (r *reading) find(re *catalog.Pattern) string {
 	if loc[0] > len(text) {
 		return ""
 	}
-	start, end := loc[0], loc[1]
-	for start > 0 && text[start-1] != '\n' && loc[0]-start < 100 {
+	return lineAround(text, loc[0], loc[1])
+}
+
+// lineAround is the line of text around text[lo:hi], at most 100 bytes
+// either side, for evidence.
+func lineAround(text string, lo, hi int) string {
+	start, end := lo, hi
+	for start > 0 && text[start-1] != '\n' && lo-start < 100 {
 		start--
 	}
-	for end < len(text) && text[end] != '\n' && end-loc[1] < 100 {
+	for end < len(text) && text[end] != '\n' && end-hi < 100 {
 		end++
 	}
 	return strings.ToValidUTF8(strings.TrimSpace(text[start:end]), "")
@@ -623,8 +629,7 @@ func cueGPUNotCPU(j *judge, r *reading) []cue {
 // program that still finds no GPU runs another Python, or is kept from the
 // GPU, or does not move its work there.
 func cueCheckedTrue(j *judge, r *reading) []cue {
-	p := j.f.Paste
-	if p.CUDAAvailable == nil || !*p.CUDAAvailable {
+	if !j.torchSawGPU() {
 		return nil
 	}
 	ev := "the report shows torch.cuda.is_available() answering True: there, the build, the driver and the GPU work"

@@ -93,13 +93,19 @@ func (j *judge) runDifferential() {
 			because: []string{"the report tells of a framework that does not use the GPU and shows nothing that tells causes apart: its CPU-only build is the most common cause of such a report"}})
 	}
 	if len(named) > 0 {
-		ruledOut := map[gpu.Cause]bool{}
-		for _, l := range ranked {
-			ruledOut[l.cause] = l.score < 0
-		}
+		ruledOut := ruledOutOf(ranked)
 		named = withLookalikes(named, 3, ruledOut)
 		j.emitDifferential(r, named, weak, ruledOut)
 	}
+}
+
+// ruledOutOf: the causes the report's facts rule out (scored below zero).
+func ruledOutOf(ranked []*likely) map[gpu.Cause]bool {
+	out := map[gpu.Cause]bool{}
+	for _, l := range ranked {
+		out[l.cause] = l.score < 0
+	}
+	return out
 }
 
 // withLookalikes fills the named causes up to n with the first one's
@@ -214,17 +220,15 @@ func (j *judge) alternatives(trouble string) {
 		sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].score > ranked[b].score })
 	}
 	named := []*likely{{cause: first.Cause}}
-	ruledOut := map[gpu.Cause]bool{}
 	for _, l := range ranked {
-		ruledOut[l.cause] = l.score < 0
 		if len(named) == 3 || l.score < differential.leastNext {
-			continue
+			break
 		}
 		if l.cause != first.Cause && len(l.because) > 0 {
 			named = append(named, l)
 		}
 	}
-	named = withLookalikes(named, 3, ruledOut)
+	named = withLookalikes(named, 3, ruledOutOf(ranked))
 	for k, l := range named[1:] {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
 			Title:    "Or " + alternativeWords(l.cause) + " (" + string(l.cause) + ")",

@@ -270,8 +270,16 @@ func (j *judge) reportSituations() {
 			Evidence: quoteLines(p.Quotes["os"]),
 			Fix:      []gpu.Step{{Text: "In Colab: Runtime → Change runtime type → Hardware accelerator: GPU (T4), then run the notebook again. Check it with:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && j.hostedNotebook() != "" && !j.gpuSession() && !j.cpuAsked() {
-		q := j.hostedNotebook()
+	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && !j.cpuAsked() {
+		j.reportHostedOrServerless()
+	}
+}
+
+// reportHostedOrServerless: a failure on no container or WSL that a
+// hosted notebook's session without a GPU, or a serverless platform,
+// explains.
+func (j *judge) reportHostedOrServerless() {
+	if q := j.hostedNotebook(); q != "" && !j.gpuSession() {
 		// Another notebook service (Kaggle, SageMaker, Paperspace, ...):
 		// no driver to install there; its session has no GPU.
 		j.addExplainingWeighted(catalog.Medium, gpu.Finding{ID: "report_hosted_no_gpu_runtime", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
@@ -279,9 +287,9 @@ func (j *judge) reportSituations() {
 			Evidence: []string{`report: "` + q + `"`},
 			Fix:      []gpu.Step{{Text: "Start the session with a GPU (Kaggle: Settings → Accelerator → GPU; SageMaker, Paperspace, Lightning: a GPU instance type), then check it in the notebook:", Command: "!nvidia-smi"}}},
 			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if inferred && j.noDriverSeen() && j.f.Host.Container == "" && f.Host.WSL == 0 && !j.cpuAsked() {
-		j.reportServerless()
+		return
 	}
+	j.reportServerless()
 }
 
 // reportServerless: a serverless or app platform (AWS Lambda, Cloud

@@ -127,14 +127,14 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	// More languages: cannot use, not found, does not work (Japanese),
 	// no longer works (German), returns cpu, still the CPU build, is
 	// ignored (Chinese, English), the GPU in Device Manager.
-	"使えません", "見つかりません", "動きません", "できません", "別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
+	"別のgpu", "nicht mehr", "返回 cpu", "返回cpu",
 	"nothing works", "never used", "without an accelerator", "without a gpu", "no accelerator", "without accelerator",
 	"quota is used up", "quota exceeded", "usage limits", "no usa la gpu", "não usa a gpu",
 	"different interpreter", "wrong interpreter", "another interpreter", "different python", "wrong python", "another python",
-	"还是cpu", "还是 cpu", "忘了装", "不支持", "不兼容", "在 cpu 上", "运行在 cpu", "跑在 cpu", "运行在cpu", "跑在cpu", "cpu 上推理", "cpu上推理", "非対応", "지원하지", "не могу", "не используе", "не поддерж", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
+	"还是cpu", "还是 cpu", "忘了装", "不支持", "不兼容", "在 cpu 上", "运行在 cpu", "跑在 cpu", "运行在cpu", "cpu 上推理", "cpu上推理", "非対応", "지원하지", "не могу", "не используе", "не поддерж", "is ignored", "are ignored", "gets ignored", "被忽略", "yellow exclamation", "code 43", "cpu版", "cpu 版", "not used",
 	// German and French: not recognised, does not work, returns False,
 	// error, not available.
-	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar", "nicht gefunden",
+	"nicht erkannt", "funktioniert nicht", "gibt false", "fehler", "nicht verfügbar",
 	"renvoie false", "retourne false", "ne fonctionne pas", "ne marche pas", "pas détecté", "pas reconnu", "erreur", "non disponible"}
 
 // hasTrouble: the text says that something failed. What tools print on
@@ -173,8 +173,17 @@ func shopping(after string) bool {
 	if e := strings.IndexAny(after, "\n?"); e >= 0 {
 		after = after[:e]
 	}
-	for _, w := range []string{"buy", "purchase", "recommend", "worth", "upgrade to", "is better", "is best", "is faster", "get for"} {
-		if strings.Contains(after, w) {
+	return adviceSought(after)
+}
+
+// adviceWords mark a question about what to buy or choose, not trouble.
+var adviceWords = []string{"buy", "purchase", "recommend", "worth", "upgrade to", "is better", "better for", "is best", "is faster",
+	"best gpu", "get for", "should i get", "which card", "which gpu is", "买哪", "推荐"}
+
+// adviceSought: the lower-cased text asks what to buy or choose.
+func adviceSought(low string) bool {
+	for _, w := range adviceWords {
+		if strings.Contains(low, w) {
 			return true
 		}
 	}
