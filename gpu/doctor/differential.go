@@ -58,6 +58,7 @@ func (j *judge) runDifferential() {
 	if trouble == "" {
 		trouble = j.troubleSaid()
 	}
+	worded := trouble != "" // in words that say something failed, not only a person telling of their machine
 	if trouble == "" {
 		trouble = toldTrouble(p.Text)
 	}
@@ -92,8 +93,13 @@ func (j *judge) runDifferential() {
 		named = append(named, &likely{cause: ranked[0].cause, score: ranked[0].score,
 			because: []string{"the report tells of a framework that does not use the GPU and shows nothing that tells causes apart: its CPU-only build is the most common cause of such a report"}})
 	}
+	if len(named) == 0 && (worded || len(weak) > 0 || j.gpuFailed()) {
+		j.emitPossible(r, ranked)
+		return
+	}
 	if len(named) > 0 {
 		ruledOut := ruledOutOf(ranked)
+		named = withLeaning(named, ranked, 3)
 		named = withLookalikes(named, 3, ruledOut)
 		j.emitDifferential(r, named, weak, ruledOut)
 	}
@@ -106,6 +112,43 @@ func ruledOutOf(ranked []*likely) map[gpu.Cause]bool {
 		out[l.cause] = l.score < 0
 	}
 	return out
+}
+
+// emitPossible names, for a report that tells of trouble but whose facts
+// and words speak for no cause enough to name it first, the causes it
+// leans toward, after whatever else the doctor says of it: what to check
+// first, each with its command, not a diagnosis.
+func (j *judge) emitPossible(r *reading, ranked []*likely) {
+	named := withLeaning(nil, ranked, 3)
+	for k, l := range named {
+		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_possible_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
+			Title:    "Possibly " + alternativeWords(l.cause) + " (" + string(l.cause) + "): the report says too little to tell; check this first",
+			Evidence: l.because, Fix: []gpu.Step{j.tellApart(r, l.cause)}}, weight: catalog.Weak, order: -1 - k})
+	}
+}
+
+// withLeaning fills the named causes up to n with those the report leans
+// toward only a little (its words or cues give them more than their prior,
+// too little to be named on their own), most first: on a report that
+// says little, the words' faint order beats a fixed list of lookalikes
+// (measured on the corpus with emitPossible below: top-3 of the held-out
+// part 381 → 386 of 436, of the tuning part in 5-fold cross-validation
+// with the word model retrained per fold 97.8 → 98.3 %).
+func withLeaning(named, ranked []*likely, n int) []*likely {
+	for _, l := range ranked {
+		if len(named) >= n {
+			break
+		}
+		if l.score <= differential.prior[l.cause] || slices.ContainsFunc(named, func(x *likely) bool { return x.cause == l.cause }) {
+			continue
+		}
+		because := slices.Clone(l.because)
+		if len(because) == 0 {
+			because = []string{"the report's words lean slightly toward it, more than toward the causes not named"}
+		}
+		named = append(named, &likely{cause: l.cause, score: l.score, because: because})
+	}
+	return named
 }
 
 // withLookalikes fills the named causes up to n with the first one's
@@ -228,6 +271,7 @@ func (j *judge) alternatives(trouble string) {
 			named = append(named, l)
 		}
 	}
+	named = withLeaning(named, ranked, 3)
 	named = withLookalikes(named, 3, ruledOutOf(ranked))
 	for k, l := range named[1:] {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_likely_" + string(l.cause), Cause: l.cause, Severity: gpu.SevWarning,
@@ -322,7 +366,12 @@ func (j *judge) emitDifferential(r *reading, named []*likely, weak []int, ruledO
 			if len(named) > 1 {
 				fd.Title = "Most likely " + causeWords[l.cause] + " (" + string(l.cause) + "), or " + alternatives(named[1:]) + ": the report shows no error text that proves a cause"
 			}
-			fd.Fix = append([]gpu.Step{tell}, j.causeFix(gpu.SignatureHit{Cause: l.cause})...)
+			fd.Fix = []gpu.Step{tell}
+			for _, st := range j.causeFix(gpu.SignatureHit{Cause: l.cause}) {
+				if st.Command == "" || st.Command != tell.Command {
+					fd.Fix = append(fd.Fix, st)
+				}
+			}
 		} else {
 			fd.Title = "Or " + causeWords[l.cause] + " (" + string(l.cause) + ")"
 			fd.Fix = []gpu.Step{tell}

@@ -681,3 +681,53 @@ func TestTwoBuildsInWords(t *testing.T) {
 		t.Errorf("one CPU build: findings %v", findingIDs(r))
 	}
 }
+
+// TestPossibleCausesOfATroubleTold: a report that tells of trouble but
+// whose facts and words name no cause first still gets, after what the
+// doctor says of it, the causes it leans toward, each with the command
+// that tells it apart; the first finding stays what it was, and a healthy
+// text gets none.
+func TestPossibleCausesOfATroubleTold(t *testing.T) {
+	rep := diagnoseText(t, "Training my YOLO model on my laptop is very slow, it takes forever per epoch. What should I check to make it use the graphics card?")
+	if len(rep.Findings) == 0 || rep.Findings[0].ID != "report_nothing_recognised" {
+		t.Fatalf("first finding: %+v", rep.Findings)
+	}
+	var possible []gpu.Cause
+	for _, f := range rep.Findings {
+		if !strings.HasPrefix(f.ID, "report_possible_") {
+			continue
+		}
+		possible = append(possible, f.Cause)
+		if f.Severity != gpu.SevWarning || len(f.Fix) == 0 || f.Fix[0].Command == "" || len(f.Evidence) == 0 {
+			t.Errorf("%s: want a warning with evidence and a command, got %+v", f.ID, f)
+		}
+	}
+	if len(possible) < 2 || len(possible) > 3 || possible[0] != gpu.CauseCPUOnlyBuild {
+		t.Errorf("possible causes %v, want 2 or 3, the CPU-only build first", possible)
+	}
+	if got := topCauses(rep, 3); len(got) != 3 {
+		t.Errorf("first three causes %v, want three", got)
+	}
+	healthy := diagnoseText(t, "Training my YOLO model on my laptop at 12 it/s per epoch with the graphics card, all good, thanks for the great tool.")
+	for _, f := range healthy.Findings {
+		if strings.HasPrefix(f.ID, "report_possible_") {
+			t.Errorf("healthy text got %s", f.ID)
+		}
+	}
+}
+
+// TestDifferentialFixNotTwice: the first likely cause's command is not
+// repeated in its fix.
+func TestDifferentialFixNotTwice(t *testing.T) {
+	rep := diagnoseText(t, "After updating, stable diffusion webui is much slower than before and uses the CPU, no idea what happened.")
+	if len(rep.Findings) == 0 || !strings.HasPrefix(rep.Findings[0].ID, "report_likely_") {
+		t.Fatalf("first finding: %+v", rep.Findings)
+	}
+	seen := map[string]bool{}
+	for _, st := range rep.Findings[0].Fix {
+		if st.Command != "" && seen[st.Command] {
+			t.Errorf("command twice: %s", st.Command)
+		}
+		seen[st.Command] = true
+	}
+}

@@ -26,7 +26,7 @@ func (j *judge) sorted() []gpu.Finding {
 			return tx < ty
 		}
 		if x.order != y.order {
-			return x.order < y.order
+			return x.order > 0 && x.order < y.order || x.order < 0 && x.order > y.order
 		}
 		return findingRank(x.Finding) < findingRank(y.Finding)
 	})
@@ -47,6 +47,8 @@ func tier(s scored) int {
 		return 22
 	case s.order > 0:
 		return 7
+	case s.order < 0:
+		return 11
 	}
 	t := (3 - min(max(s.weight, 1), 3)) * 4
 	if s.Severity == gpu.SevWarning {
