@@ -145,6 +145,7 @@ var cueRules = []func(j *judge, r *reading) []cue{
 	cueTorchBuild,
 	cueCUDARan,
 	cueCheckedTrue,
+	cueFrameworkListsGPU,
 	cueGPUNotCPU,
 	cueOtherFrameworks,
 	cueTwoInstalls,
@@ -175,7 +176,7 @@ func cueNoNVIDIAGPU(j *judge, r *reading) []cue {
 		return []cue{{gpu.CauseOther, 4, said(p.Prose["no_nvidia"]) + ": without an NVIDIA GPU, CUDA cannot run (train on the CPU, or use a machine or cloud runtime with one)"}}
 	case j.f.Host.OS == "darwin":
 		return []cue{{gpu.CauseOther, 4, "the report runs on a Mac: macOS has no NVIDIA CUDA (use PyTorch's MPS device)"}}
-	case p.Prose["other_gpu"] != "":
+	case p.Prose["other_gpu"] != "" && (p.Prose["other_gpu_own"] != "" || r.quote(nvidiaOwnRE) == ""):
 		return []cue{{gpu.CauseOther, 3, `the only GPU the report names is not an NVIDIA one ("` + p.Prose["other_gpu"] + `"), and CUDA needs NVIDIA`}}
 	}
 	return nil
@@ -316,6 +317,18 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 		// Linux way does not find it.
 		return []cue{{gpu.CauseWSLOrContainer, 2.5, "the report runs in WSL and nvidia-smi answers there, yet the program sees no GPU: in WSL the CUDA library is only in /usr/lib/wsl/lib (no /dev/nvidia*, no NVIDIA device in lspci), where a program that looks the Linux way does not find it"}}
 	}
+	if q := r.gpuRental(); q != "" && f.Host.WSL == 0 {
+		// A GPU rental's pods and instances come with their GPU passed
+		// in: what runs on the CPU there is the image's software.
+		return append(out, cue{gpu.CauseCPUOnlyBuild, 2, said(q) + ": a GPU cloud gives its containers the GPU; a program on the CPU there is a CPU build (or lacks the GPU package)"},
+			cue{gpu.CauseWSLOrContainer, -1, said(q) + ": a GPU cloud passes the GPU to its containers"})
+	}
+	if q := r.quote(cpuImageRE); q != "" {
+		// The image itself is said to be a CPU build: the container may
+		// have the GPU, its software cannot use it.
+		return append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q) + ": the image's framework (or runtime) is a CPU-only build; an image variant built for CUDA is needed"},
+			cue{gpu.CauseWSLOrContainer, 0.5, said(q) + ": a container"})
+	}
 	if f.Host.Container != "" && f.Host.Container != "colab" && f.Host.Container != "hosted" && j.noDriverSeen() {
 		w := 2.5
 		if q := r.quote(cpuAskedRE); q != "" && !strings.Contains(asciiLower(q), "using device") {
@@ -345,6 +358,28 @@ func cueContainerOrWSL(j *judge, r *reading) []cue {
 	}
 	return out
 }
+
+// gpuCloudRE: a GPU rental cloud, whose pods and instances always have
+// their GPU (RunPod, Vast.ai, Lambda).
+var gpuCloudRE = mustCue(`\brunpod(?:\.io)?\b|\bvast\.ai\b|\blambda ?labs\b`, "runpod", "vast.ai", "lambda")
+
+// cpuMachineRE: a machine rented without a GPU ("a RunPod CPU pod", "a
+// serverless CPU worker").
+var cpuMachineRE = mustCue(`\bcpu[- ](?:only )?(?:pods?|workers?|instances?|nodes?|machines?|vms?|servers?)\b`, "cpu")
+
+// gpuRental: the report runs on a GPU rental's machine with its GPU.
+func (r *reading) gpuRental() string {
+	if q := r.quote(gpuCloudRE); q != "" && r.quote(cpuMachineRE) == "" {
+		return q
+	}
+	return ""
+}
+
+// cpuImageRE: a container image said to be a CPU-only build, or its
+// CUDA variant named ("the docker image runs in cpu only mode", "use the
+// :cuda image").
+var cpuImageRE = mustCue(`\b(?:image|container|docker build)s?\b[^\n]{0,30}\b(?:cpu[- ]only|cpu mode|cpu version|cpu build|has no (?:gpu|cuda) support|without (?:gpu|cuda) support)\b|\bcpu[- ]only (?:docker )?(?:images?|containers?)\b|\x60?:(?:cuda|gpu)\x60? (?:image|tag|variant)\b|\b(?:cuda|gpu) (?:tag|variant) of the image\b|\bimage\b[^\n]{0,20}\binstead of (?:the )?cpu[- ]only\b|\b(?:docker|image|container)s? (?:image )?with (?:\w+ ){0,2}support for (?:nvidia|cuda|gpu)|\b(?:docker|image|container)s? (?:image )?with (?:nvidia |cuda |gpu )+support\b`,
+	"image", "container", "docker", "tag", "variant")
 
 // linuxDriverRE: a Linux NVIDIA driver package or installer named (which
 // inside WSL replaces the Windows driver's library).
@@ -378,8 +413,8 @@ func gpuInContainer(q string) []cue {
 
 // vmRE: a virtual machine or a system container by its hypervisor's
 // name, or GPU passthrough.
-var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|proxmox|lxc|lxd|esxi|xenserver)\b|\bpassthrough\b|\bpass(?:ed|ing)?[- ]through (?:the |my )?gpu\b`,
-	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the gpu", "through my gpu", "through gpu")
+var vmRE = mustCue(`\b(?:virtualbox|vmware|hyper-v|parallels desktop|qemu|kvm|proxmox|lxc|lxd|esxi|xenserver)\b|\bpassthrough\b|\bpass(?:ed|ing)?[- ]through (?:the |my |an? )?(?:nvidia )?gpu\b`,
+	"virtualbox", "vmware", "hyper-v", "parallels desktop", "qemu", "kvm", "proxmox", "lxc", "lxd", "esxi", "xenserver", "passthrough", "through the ", "through my ", "through a", "through gpu", "through nvidia")
 
 // cueVirtualMachine: a virtual machine or system container where no
 // driver answers. VirtualBox, Hyper-V (without DDA), Parallels and
@@ -400,6 +435,8 @@ func cueVirtualMachine(j *judge, r *reading) []cue {
 		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": that hypervisor gives its guests no CUDA GPU (train on the host, or in WSL 2 on Windows)"}}
 	case r.any("lxc", "lxd") && !r.any("passthrough", "pass-through", "passed through"):
 		return []cue{{gpu.CauseWSLOrContainer, 2, said(q) + ": a system container sees the GPU only when the host's /dev/nvidia* devices and driver libraries are mapped into it"}}
+	case r.any("container", "docker") && !r.any("virtual machine", " vm ", "vfio", "kvm", "qemu", "esxi", "proxmox", "hypervisor"):
+		return []cue{{gpu.CauseWSLOrContainer, 2.5, said(q) + ": a GPU passed to a container comes from the host's driver through the NVIDIA Container Toolkit (or the NAS's own setting for it)"}}
 	}
 	return []cue{{gpu.CauseWSLOrContainer, 1.5, said(q) + ": a virtual machine gets the GPU only by passthrough"},
 		{gpu.CauseDriverMissing, 1.5, said(q) + ": a GPU passed through to a virtual machine needs the NVIDIA driver inside it"}}
@@ -624,6 +661,24 @@ func cueGPUNotCPU(j *judge, r *reading) []cue {
 	return nil
 }
 
+// cueFrameworkListsGPU: a framework other than torch lists the GPU among
+// its devices (jax.devices() [CudaDevice(id=0)], TensorFlow's GPU device),
+// yet the report tells of trouble: its build, the driver and the GPU work
+// there; what stays on the CPU is the program's placing of its arrays.
+func cueFrameworkListsGPU(j *judge, r *reading) []cue {
+	p := j.f.Paste
+	if j.torchSawGPU() || !slices.Contains(p.Devices, "gpu") || slices.Contains(p.Devices, "cpu") {
+		return nil
+	}
+	ev := "the report shows the framework listing the GPU among its devices"
+	if qs := p.Quotes["jax"]; len(qs) > 0 {
+		ev = `the report shows the framework listing the GPU: "` + qs[0] + `"`
+	}
+	return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev + ": its build has CUDA"}, {gpu.CauseDriverMissing, -2.5, ev + ": the driver works"},
+		{gpu.CauseDriverTooOld, -2, ev}, {gpu.CauseWSLOrContainer, -1.5, ev + ": the GPU reaches it"},
+		{gpu.CauseDeviceMismatchInCode, 1.5, ev + "; work that still runs on the CPU is placed there by the code (arrays or tensors made on the host and never moved)"}}
+}
+
 // cueCheckedTrue: torch.cuda.is_available() answered True in the report:
 // in the Python that answered, the build, the driver and the GPU work. A
 // program that still finds no GPU runs another Python, or is kept from the
@@ -831,6 +886,10 @@ func (j *judge) archCues(r *reading) []cue {
 				continue
 			}
 		}
+		if q := r.quote(cuda13RE); q != "" && gpu.MustVersion(cc).Compare(gpu.MustVersion("7.5")) < 0 {
+			out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s) with %s: CUDA 13 dropped Maxwell, Pascal and Volta (below 7.5), so a build for it has no kernels for this GPU; a build for CUDA 12 has", g.Name, cc, said(q))})
+			continue
+		}
 		if v := j.variantLacks(variants, cc); v != "" {
 			out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s): no official %s build of torch has kernels for it [compat.yaml]", g.Name, cc, v)})
 			continue
@@ -862,6 +921,19 @@ func (j *judge) archCues(r *reading) []cue {
 }
 
 func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
+
+// openModuleRE: NVIDIA's open kernel module named (the open flavour
+// against the closed one, nvidia-open, the GSP it needs).
+var openModuleRE = mustCue(openVsClosed+`|\bnvidia-open\b|\bopen gpu kernel modules\b|\bnvidia-driver-\d{3}-open\b|\bgsp\b`, "open driver", "open kernel", "open module", "closed", "proprietary", "nvidia-open", "open gpu", "-open", "gsp")
+
+// openVsClosedRE: the open kernel module said to fail where the closed
+// one works: a problem told, in whatever words.
+var openVsClosedRE = mustCue(openVsClosed, "open driver", "open kernel", "open module", "closed", "proprietary")
+
+const openVsClosed = `\bopen (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\b(?:closed|proprietary)\b|\b(?:closed|proprietary) (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\bopen (?:kernel )?(?:driver|modules?)\b`
+
+// cuda13RE: a build for CUDA 13 named (cu130, "built with CUDA 13").
+var cuda13RE = mustCue(`\bcu13\d\b|\bcuda[ -]?13(?:\.\d)?\b`, "cu13", "cuda 13", "cuda-13", "cuda13")
 
 // torchApps are programs that run on torch, named without it.
 var torchApps = []string{"comfy", "webui", "web ui", "a1111", "automatic1111", "forge", "fooocus", "kohya", "ultralytics", "yolov",
@@ -938,6 +1010,10 @@ var (
 	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
 	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
+	// upgradeFixedRE: a driver upgrade said to have made it work ("I
+	// upgraded the nvidia driver to version 560, and then it works").
+	upgradeFixedRE = mustCue(`\b(?:upgrad|updat)(?:ed|ing) (?:the |my )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,50}\b(?:(?:and )?(?:then |now )?it (?:works|worked|runs)|fixed (?:it|the)|solved (?:it|the)|resolved (?:it|the))\b`,
+		"upgraded", "updated", "upgrading", "updating")
 	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
 		"out of memory", "oom", "显存不足", "显存溢出", "メモリ不足", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
 	selectRE = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
@@ -954,8 +1030,16 @@ var (
 	// ("pytorch support for older GPUs like mine was removed").
 	oldGPUDroppedRE = mustCue(`\bsupport for (?:older|old|my) (?:gpus?|cards?|graphics cards?)\b[^\n]{0,40}\b(?:removed|dropped|gone|ended)\b|\b(?:older|old) (?:gpus?|cards?)\b[^\n]{0,40}\b(?:no longer supported|not supported any ?more|were removed|was removed|were dropped|was dropped)\b|\b(?:did not|didn't|does not|doesn't|no longer) support (?:the )?(?:old|older)\b[^\n]{0,30}\b(?:card|gpu|cuda version|architecture)\b|\b(?:my |the )?gpu is too old\b`,
 		"removed", "dropped", "gone", "ended", "no longer", "not supported", "support the old", "support old", "support the older", "support older", "too old")
+	// visibleTypoRE: CUDA_VISIBLE_DEVICES as written, misspellings too
+	// (CUDA_VISABLE_DEVICES, CUDA_VISIBLE_DEVICE).
+	visibleTypoRE = mustCue(`\bcuda_vis[a-z]*_devices?\b|\bcuda_visible_devi[a-z]*\b`, "cuda_vis")
+	// settingAskedRE: a setting, flag or option that makes a program use
+	// the GPU, asked for or said missing ("is there a config to make it
+	// use GPU", "am I missing some flag", "no GPU in the device options").
+	settingAskedRE = mustCue(`\b(?:is there|are there|any|missing|need)(?: a| an| some| the)? (?:config|configuration|setting|option|flag|parameter|argument|switch|env(?:ironment)? var\w*)s?\b|\bdevice options?\b|\bload device\W{0,3}cpu\b`,
+		"config", "setting", "option", "flag", "parameter", "argument", "switch", "env var", "environment var", "load device")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
-	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device)\b`, "choose", "select", "pick", "specify", "assign")
+	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device(?: [^=\s]|$))`, "choose", "select", "pick", "specify", "assign")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
 	// than 0 ("the default gpu_device is set to 1").
 	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
@@ -1085,6 +1169,15 @@ func cueDriver(j *judge, r *reading) []cue {
 		}
 		out = append(out, cue{gpu.CauseDriverMissing, w, said(q)})
 	}
+	if q := r.quote(openModuleRE); q != "" {
+		w := 2.0
+		for _, g := range j.f.NVML.GPUs {
+			if g.CC != "" && gpu.MustVersion(g.CC).Compare(gpu.MustVersion("7.5")) < 0 {
+				w = 3.5 // a GPU before Turing: the open module cannot drive it at all
+			}
+		}
+		out = append(out, cue{gpu.CauseDriverMissing, w, said(q) + ": NVIDIA's open kernel module drives only GPUs with a GSP (Turing, the 16 and 20 series, and later); an older GPU gets no driver from it and needs the proprietary module"})
+	}
 	if q := r.quote(basicDisplayRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 3.5, said(q) + ": Windows shows the card with its own fallback driver, or not at all: the NVIDIA driver is not installed (or the card is not seen)"})
 	}
@@ -1099,6 +1192,8 @@ func cueDriver(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(tooOldRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
+	} else if q := r.quote(upgradeFixedRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": a newer driver made it work, so the old one was too old for the framework's CUDA"})
 	} else if q := r.quote(oldDriverRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
 	}
@@ -1145,8 +1240,13 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	} else if q := r.modelOverVRAM(); q != "" {
 		out = append(out, cue{gpu.CauseOutOfMemory, 3, q})
 	}
-	if q := r.quote(selectRE); q != "" {
+	if q := r.quote(visibleTypoRE); q != "" && !strings.Contains(asciiLower(q), "cuda_visible_devices") {
+		out = append(out, cue{gpu.CauseDeviceSelection, 5, said(q) + ": a misspelled variable (CUDA reads only CUDA_VISIBLE_DEVICES, spelled so): it is ignored, and every GPU stays visible"})
+	} else if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.quote(settingAskedRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's own device setting (an option, flag or variable that defaults to the CPU) decides where it runs"})
 	}
 	if q := r.quote(cpuAskedRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program is told to use the CPU (or to see no GPU)"},

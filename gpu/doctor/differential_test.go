@@ -509,6 +509,28 @@ func TestDifferentialReasons(t *testing.T) {
 		{"the notebook's commands do not match the env", "The commands run in the jupyter kernel don't match the env: I configured CUDA 11.6 in my conda env", gpu.CauseConflictingInstalls, ""},
 		{"inputs and model on different devices", "It complains that inputs and model are in different devices when using cuda", gpu.CauseDeviceMismatchInCode, ""},
 		{"VRAM still occupied, in Chinese", "ctrl+c 退出程序后，显存没有被清理干净", gpu.CauseOutOfMemory, ""},
+		// Batches AN to AQ's tuning parts, generalised (issue 25): a
+		// misspelled CUDA_VISIBLE_DEVICES, a CUDA 13 build on a pre-Turing
+		// GPU, a device setting asked for, an image that is a CPU build, a
+		// GPU package named only as missing, JAX listing the GPU while the
+		// work stays on the CPU, the open kernel module on an old GPU, an
+		// NVIDIA GPU to pass through beside an AMD one, a driver upgrade
+		// that fixed it, a GPU rental, error 804 in a container with GPUs.
+		{"CUDA_VISIBLE_DEVICES misspelled", "export CUDA_VISABLE_DEVICES=1,2\nbut the model still loads on all GPUs and gets OOM on the busy one", gpu.CauseDeviceSelection, ""},
+		{"CUDA_VISIBLE_DEVICE singular", "I set CUDA_VISIBLE_DEVICE=1 in my script and training still runs out of memory on GPU 0", gpu.CauseDeviceSelection, ""},
+		{"CUDA 13 build on a P100", "The prebuilt release does not work on my Tesla P100: it is built with CUDA 13. Could you provide a build for CUDA 12?", gpu.CauseArchUnsupported, ""},
+		{"a config to use the GPU", "The OCR server is running on the CPU, the GPU does nothing. Is there a config option to make it use the GPU?", gpu.CauseDeviceSelection, ""},
+		{"a flag missing", "when I run ./koboldcpp --usecublas it still uses the cpu, am I missing some flag?", gpu.CauseDeviceSelection, ""},
+		{"the image is CPU only", "I spent hours debugging why the GPU is not used until I found out the docker image runs in cpu only mode", gpu.CauseCPUOnlyBuild, ""},
+		{"the :cuda image missed", "Local models run on the CPU with docker compose. The docs say to use the `:cuda` image for an NVIDIA GPU and I missed that.", gpu.CauseCPUOnlyBuild, ""},
+		{"a docker with GPU support asked", "Added NVIDIA_VISIBLE_DEVICES to the container on Unraid, still no GPU used. Is there a docker image with support for NVIDIA GPUs?", gpu.CauseCPUOnlyBuild, ""},
+		{"the GPU package named as missing", "The setup does not include onnxruntime-gpu, so --cuda falls back to the CPU: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'", gpu.CauseCPUOnlyBuild, ""},
+		{"JAX lists the GPU, arrays stay on the CPU", "jax.devices() gives [CudaDevice(id=0)] but my training loop still runs on the CPU and is slow", gpu.CauseDeviceMismatchInCode, ""},
+		{"the open module drops the old card", "The 560 open driver ignores my second GPU, the closed driver detects both GPUs", gpu.CauseDriverMissing, ""},
+		{"an NVIDIA GPU to pass through, an AMD one thought of", "Can we pass through an Nvidia GPU to the Frigate container, and if so, how? I can only see the option to pass through non-nvidia GPUs. If not, I could simply put an AMD GPU in there.", gpu.CauseWSLOrContainer, ""},
+		{"a driver upgrade fixed it", "torch.cuda.is_available() returned False with the cu124 wheels; I upgraded the nvidia driver to 560 and then it works", gpu.CauseDriverTooOld, ""},
+		{"a GPU rental runs on the CPU", "I ran your docker image on RunPod and from the logs it is running on the CPU: Applied providers: ['CPUExecutionProvider']", gpu.CauseCPUOnlyBuild, ""},
+		{"error 804 in a container given the GPUs", "docker run --gpus all vllm/vllm-openai:latest --model m\nRuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW", gpu.CauseDriverTooOld, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

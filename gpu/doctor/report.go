@@ -211,7 +211,7 @@ func (j *judge) reportSituations() {
 	inferred := failed && (!j.softwareExplains() || j.reading().quote(smiFailsRE) != "")
 	// The toolkit's own hook failing to find the host's driver happens
 	// before the container exists: nothing was left out of it.
-	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitOf(gpu.CauseDriverMissing) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
+	if p.DockerGPUs != nil && *p.DockerGPUs && !singularity && j.hitAtLeast(gpu.CauseDriverMissing, catalog.Medium) && f.Host.WSL == 0 && !j.hitID("container_toolkit_host_driver_not_loaded") {
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_driver_not_injected", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The container gets the GPU but not the driver's CUDA library: the image does not ask for the compute capability, or the toolkit did not mount it",
 			Evidence: []string{`report: "` + p.DockerRun + `"`},
@@ -247,7 +247,7 @@ func (j *judge) reportSituations() {
 			gpu.CauseDriverMissing)
 		return
 	}
-	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 && !j.hostStateNamed() && !j.cpuAsked() {
+	if f.Host.Container == "container" && (p.DockerGPUs == nil || !*p.DockerGPUs) && inferred && j.noDriverSeen() && f.Host.WSL == 0 && !j.hostStateNamed() && j.reading().gpuRental() == "" && !j.cpuAsked() {
 		ev := quoteLines(p.Quotes["os"])
 		j.out = append(j.out, scored{Finding: gpu.Finding{ID: "report_container_gpu_unreachable", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
 			Title:    "The program runs in a container that does not get the GPU",
@@ -369,7 +369,7 @@ func (j *judge) softwareExplains() bool {
 			return true
 		}
 	}
-	return false
+	return j.reading().quote(cpuImageRE) != "" // an image said to be a CPU build
 }
 
 // gpuFailed: the report shows that CUDA or the driver could not be used.
@@ -390,6 +390,18 @@ func (j *judge) gpuFailed() bool {
 func (j *judge) hitOf(c gpu.Cause) bool {
 	for _, h := range j.f.Paste.Signatures {
 		if h.Cause == c {
+			return true
+		}
+	}
+	return false
+}
+
+// hitAtLeast: the report holds an error text of cause c of at least
+// strength w (a weak one may be another cause's symptom: error 804 is
+// mostly a driver older than the container's CUDA).
+func (j *judge) hitAtLeast(c gpu.Cause, w int) bool {
+	for _, h := range j.f.Paste.Signatures {
+		if h.Cause == c && h.Strength >= w {
 			return true
 		}
 	}

@@ -197,7 +197,7 @@ const questionSpan = 200
 
 // gpuQuestions open a question; gpuQuestion asks one of them about the GPU.
 var gpuQuestions = []string{"how can i", "how do i", "how to", "how can we", "how do we", "is there a way", "is there any way",
-	"any way to", "is it possible", "can i use", "can i get", "can i make", "can we use"}
+	"any way to", "is it possible", "can i use", "can i get", "can i make", "can we use", "can we pass", "can i pass"}
 
 // gpuQuestion: a line asks how to get the GPU used ("How can I enable the
 // GPU in docker compose?", "How to use GPU on Colab?"): the question of a
