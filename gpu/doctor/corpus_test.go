@@ -58,7 +58,8 @@ type scoreCard struct {
 }
 
 // score runs the doctor on every report of a corpus part (or, with
-// prefix, of the batch whose names start so) and scores it.
+// prefix, of the batch whose names start so; several batches with their
+// prefixes between commas, AN_,AO_) and scores it.
 func score(t *testing.T, part, prefix string) scoreCard {
 	t.Helper()
 	reports, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
@@ -70,7 +71,7 @@ func score(t *testing.T, part, prefix string) scoreCard {
 	var sc scoreCard
 	right, near, n := 0, 0, 0
 	for _, r := range reports {
-		if !strings.HasPrefix(r.Name, prefix) {
+		if !slices.ContainsFunc(strings.Split(prefix, ","), func(p string) bool { return strings.HasPrefix(r.Name, p) }) {
 			continue
 		}
 		n++
@@ -110,7 +111,7 @@ func score(t *testing.T, part, prefix string) scoreCard {
 	return sc
 }
 
-var batchPrefix = flag.String("batch", "", "score only the corpus reports whose names start with this (a batch's letter and underscore, P_)")
+var batchPrefix = flag.String("batch", "", "score only the corpus reports whose names start with this (a batch's letter and underscore, P_; several between commas, AN_,AO_)")
 
 func TestCorpusTuning(t *testing.T) {
 	sc := score(t, "tuning", *batchPrefix)
