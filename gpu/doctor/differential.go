@@ -415,13 +415,17 @@ func alternatives(ls []*likely) string {
 // tellApart is the one command that shows whether the cause is this one,
 // on that machine, and what its output says.
 func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
+	then := " && " // PowerShell 5 has no &&: there, one command after the other
+	if j.windowsSaid(r) {
+		then = "; "
+	}
 	switch c {
 	case gpu.CauseCPUOnlyBuild:
 		return j.buildCheck(r)
 	case gpu.CauseDriverMissing:
 		return gpu.Step{Text: "If nvidia-smi fails (not found, or cannot communicate with the driver), the driver is missing or not loaded:", Command: nextSMI}
 	case gpu.CauseDriverTooOld:
-		return gpu.Step{Text: "Compare the driver's \"CUDA Version\" (nvidia-smi's header) with the CUDA the framework was built for (torch.version.cuda): an older driver cannot run it:", Command: "nvidia-smi && " + nextTorch}
+		return gpu.Step{Text: "Compare the driver's \"CUDA Version\" (nvidia-smi's header) with the CUDA the framework was built for (torch.version.cuda): an older driver cannot run it:", Command: "nvidia-smi" + then + nextTorch}
 	case gpu.CauseWSLOrContainer:
 		switch {
 		case j.f.Host.WSL > 0:
@@ -433,7 +437,7 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 		}
 		return gpu.Step{Text: "Run nvidia-smi inside the container: if it fails there but works on the host, the container was started without the GPU:", Command: "docker exec -it <container> nvidia-smi"}
 	case gpu.CauseArchUnsupported:
-		return gpu.Step{Text: "If the GPU's compute capability (compute_cap) is not in the build's arch list, the build has no kernels for it:", Command: "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv && " + nextTorch}
+		return gpu.Step{Text: "If the GPU's compute capability (compute_cap) is not in the build's arch list, the build has no kernels for it:", Command: "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv" + then + nextTorch}
 	case gpu.CauseConflictingInstalls:
 		return gpu.Step{Text: "If the Python that runs is not the one the CUDA build was installed into, or torch is found in another folder, two installs clash:", Command: `python -c "import sys, torch; print(sys.executable, torch.__file__, torch.__version__, torch.version.cuda)"`}
 	case gpu.CauseCudnnProblem:
@@ -441,6 +445,9 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 	case gpu.CauseTFGPULibs:
 		return gpu.Step{Text: "TensorFlow logs each CUDA library it cannot load (\"Could not load dynamic library\"); a CUDA build with no GPU listed lacks them:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
 	case gpu.CauseDeviceSelection:
+		if then == "; " {
+			return gpu.Step{Text: "If CUDA_VISIBLE_DEVICES is set, or names a GPU the list does not have, the program is kept from the GPU:", Command: `nvidia-smi -L; "CUDA_VISIBLE_DEVICES=$env:CUDA_VISIBLE_DEVICES"`}
+		}
 		return gpu.Step{Text: "If CUDA_VISIBLE_DEVICES is set, or names a GPU the list does not have, the program is kept from the GPU:", Command: "nvidia-smi -L; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"}
 	case gpu.CauseOutOfMemory:
 		return gpu.Step{Text: "If the GPU's memory is nearly full (by this or other processes), it is memory:", Command: "nvidia-smi --query-gpu=memory.used,memory.total --format=csv; nvidia-smi --query-compute-apps=pid,used_memory --format=csv"}

@@ -55,3 +55,21 @@ func TestPowerShellSteps(t *testing.T) {
 		t.Errorf("%q", got[0].Command)
 	}
 }
+
+// TestTellApartOnWindows: on a report from native Windows, the command
+// that tells each cause apart runs in PowerShell (no &&, no $VAR).
+func TestTellApartOnWindows(t *testing.T) {
+	f := paste.Parse("C:\\Users\\ada\\proj> python train.py\r\nThe GPU is not used on my Windows 11 PC, training runs on the CPU\r\n", time.Now())
+	j := &judge{f: f, m: mustMatrix(t)}
+	r := j.reading()
+	for _, c := range gpu.Causes {
+		st := j.tellApart(r, c)
+		if st.Command == "" {
+			t.Errorf("%s: no command", c)
+			continue
+		}
+		if bad := posixOnly.FindString(st.Command); bad != "" {
+			t.Errorf("%s: %q is not PowerShell (%q)", c, st.Command, bad)
+		}
+	}
+}
