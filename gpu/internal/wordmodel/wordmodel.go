@@ -495,7 +495,7 @@ func Parse(data []byte) (*Model, error) {
 
 // The settings the doctor's model is generated with.
 const (
-	DefaultK       = 2000
+	DefaultK       = 4000
 	DefaultMinDocs = 3
 )
 
