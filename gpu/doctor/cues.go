@@ -697,6 +697,12 @@ var (
 	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
 	jaxCUDARE = mustCue(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
 	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
+	// The llama.cpp family: ollama, llama-cpp-python, and programs built
+	// on llama.cpp or whisper.cpp (koboldcpp), CPU builds unless built
+	// with CUDA.
+	ollamaRE    = mustCue(`\bollama\b`, "ollama")
+	llamaPyRE   = mustCue(`\bllama[-_]cpp[-_]python\b|\bllama_cpp\b`, "llama")
+	ggmlBuildRE = mustCue(`\bllama\.cpp\b|\bwhisper\.cpp\b|\bkoboldcpp\b|\bllama-(?:cli|server)\b|\bggml\b`, "llama.cpp", "whisper.cpp", "koboldcpp", "llama-", "ggml")
 	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^[ \t]*(?:\+[ \t]*)?onnxruntime\s*(?:==\s*)?\d+\.\d+`)
 )
 

@@ -477,6 +477,13 @@ func (j *judge) buildCheck(r *reading) gpu.Step {
 		return gpu.Step{Text: "If is_built_with_cuda() prints False, this TensorFlow is a CPU-only build:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
 	case r.quote(ortRE) != "" && r.quote(torchRE) == "":
 		return gpu.Step{Text: "If CUDAExecutionProvider is not listed, this ONNX Runtime is the CPU package:", Command: `python -c "import onnxruntime as ort; print(ort.__version__, ort.get_available_providers())"`}
+	case r.quote(torchRE) != "":
+	case r.quote(ollamaRE) != "":
+		return gpu.Step{Text: "With a model loaded, PROCESSOR says where it runs: 100% CPU means ollama found no GPU it can use (its server log's \"inference compute\" line says which it found):", Command: "ollama ps"}
+	case r.quote(llamaPyRE) != "":
+		return gpu.Step{Text: "If this prints False, llama-cpp-python was built without CUDA (pip builds the CPU version unless CMAKE_ARGS=\"-DGGML_CUDA=on\" or a CUDA wheel index is used):", Command: `python -c "import llama_cpp; print(llama_cpp.__version__, llama_cpp.llama_supports_gpu_offload())"`}
+	case r.quote(ggmlBuildRE) != "":
+		return gpu.Step{Text: "A llama.cpp or whisper.cpp build with CUDA lists the GPU among its devices (and logs ggml_cuda_init at start); a CPU build lists none:", Command: "llama-cli --list-devices"}
 	}
 	return gpu.Step{Text: "If the version ends in +cpu or the CUDA version prints None, torch is a CPU-only build:", Command: nextTorch}
 }

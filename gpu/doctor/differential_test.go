@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"gpuwizard/gpu"
 	"gpuwizard/gpu/catalog"
 	"gpuwizard/gpu/internal/corpus"
 	"gpuwizard/gpu/internal/wordmodel"
+	"gpuwizard/gpu/paste"
 )
 
 // crossValidate scores the whole doctor on the tuning part with each
@@ -751,5 +753,24 @@ func TestDifferentialFixNotTwice(t *testing.T) {
 			t.Errorf("command twice: %s", st.Command)
 		}
 		seen[st.Command] = true
+	}
+}
+
+// TestBuildCheckPerFramework: the command that tells a CPU build apart is
+// the one for the program the report is about, not torch's for all.
+func TestBuildCheckPerFramework(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"ollama runs on the CPU only, my RTX 3060 is not used", "ollama ps"},
+		{"llama-cpp-python does not offload to the GPU, everything runs on the CPU", "llama_supports_gpu_offload"},
+		{"koboldcpp uses the cpu, not my 4080", "--list-devices"},
+		{"PaddleOCR runs on the CPU", "is_compiled_with_cuda"},
+		{"torch with ollama embeddings runs on the CPU", "torch.version.cuda"},
+	}
+	for _, c := range cases {
+		f := paste.Parse(c.text, time.Now())
+		j := &judge{f: f, m: mustMatrix(t)}
+		if got := j.buildCheck(j.reading()).Command; !strings.Contains(got, c.want) {
+			t.Errorf("%q: command %q, want one with %q", c.text, got, c.want)
+		}
 	}
 }
