@@ -703,7 +703,7 @@ var (
 	ollamaRE    = mustCue(`\bollama\b`, "ollama")
 	llamaPyRE   = mustCue(`\bllama[-_]cpp[-_]python\b|\bllama_cpp\b`, "llama")
 	ggmlBuildRE = mustCue(`\bllama\.cpp\b|\bwhisper\.cpp\b|\bkoboldcpp\b|\bllama-(?:cli|server)\b|\bggml\b`, "llama.cpp", "whisper.cpp", "koboldcpp", "llama-", "ggml")
-	ortCPURE  = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^[ \t]*(?:\+[ \t]*)?onnxruntime\s*(?:==\s*)?\d+\.\d+`)
+	ortCPURE    = mustCue(`(?m)(?:pip3? install|uv pip install|conda install)[^\n]*\bonnxruntime\b(?:[=<>~ ][^\n-]*)?$|(?m)^[ \t]*(?:\+[ \t]*)?onnxruntime\s*(?:==\s*)?\d+\.\d+`)
 )
 
 // cueOtherFrameworks: PaddlePaddle, JAX and ONNX Runtime install CPU
