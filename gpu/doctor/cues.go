@@ -367,6 +367,32 @@ var gpuCloudRE = mustCue(`\brunpod(?:\.io)?\b|\bvast\.ai\b|\blambda ?labs\b`, "r
 // serverless CPU worker").
 var cpuMachineRE = mustCue(`\bcpu[- ](?:only )?(?:pods?|workers?|instances?|nodes?|machines?|vms?|servers?)\b`, "cpu")
 
+// blackwell: the report names a GPU of compute capability 12 or more,
+// which needs CUDA 12.8: a newer CUDA required there is the build's
+// matter (its kernels), not the driver's.
+func (j *judge) blackwell() bool {
+	for _, g := range j.f.NVML.GPUs {
+		if v := gpu.MustVersion(g.CC); v != nil && v.Major() >= 12 {
+			return true
+		}
+	}
+	return false
+}
+
+// cudaBelowRequired is the line where the report says its CUDA is older
+// than what the program requires, or "".
+func (r *reading) cudaBelowRequired() string {
+	m := cudaRequiredRE.FindStringSubmatch(r.low)
+	if m == nil {
+		return ""
+	}
+	have, want := gpu.MustVersion(m[1]), gpu.MustVersion(m[2])
+	if have == nil || want == nil || want.Compare(have) <= 0 {
+		return ""
+	}
+	return r.quote(cudaRequiredRE)
+}
+
 // gpuRental: the report runs on a GPU rental's machine with its GPU.
 func (r *reading) gpuRental() string {
 	if q := r.quote(gpuCloudRE); q != "" && r.quote(cpuMachineRE) == "" {
@@ -1016,6 +1042,10 @@ var (
 	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
 	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
+	// cudaRequiredRE: the machine's CUDA and, after it, the CUDA a program
+	// requires ("my CUDA is 12.2 but F5-TTS requires at least 12.4").
+	cudaRequiredRE = mustCue(`cuda[^\n\d]{0,12}(\d{2}\.\d)[^\n]{0,40}?(?:requires?|needs?|required|最低要求|要求|minimum|at least|最低)[^\n\d]{0,20}(\d{2}\.\d)`,
+		"require", "need", "要求", "minimum", "at least", "最低")
 	// upgradeFixedRE: a driver upgrade said to have made it work ("I
 	// upgraded the nvidia driver to version 560, and then it works").
 	upgradeFixedRE = mustCue(`\b(?:upgrad|updat)(?:ed|ing) (?:the |my )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,50}\b(?:(?:and )?(?:then |now )?it (?:works|worked|runs)|fixed (?:it|the)|solved (?:it|the)|resolved (?:it|the))\b`,
@@ -1030,7 +1060,7 @@ var (
 		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
 	// memoryHeldRE: GPU memory not given back ("the GPU memory is not
 	// released after the process is stopped").
-	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\bmemory (?:is )?still (?:occupied|in use|held|allocated)\b|显存仍在占用|显存没有被清理|显存没有被释放|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放`,
+	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\bmemory (?:is )?still (?:occupied|in use|held|allocated)\b|显存仍在占用|显存没有被清理|显存没有被释放|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放|(?:无法|不能|没法)释放显存|显存(?:无法|不能)释放|释放不了显存|强占(?:了)?显存`,
 		"released", "freed", "cleared", "release", "free", "clear", "显存", "still")
 	// oldGPUDroppedRE: support for older GPUs said to be gone from a build
 	// ("pytorch support for older GPUs like mine was removed").
@@ -1044,6 +1074,14 @@ var (
 	// use GPU", "am I missing some flag", "no GPU in the device options").
 	settingAskedRE = mustCue(`\b(?:is there|are there|any|missing|need)(?: a| an| some| the)? (?:config|configuration|setting|option|flag|parameter|argument|switch|env(?:ironment)? var\w*)s?\b|\bdevice options?\b|\bload device\W{0,3}cpu\b`,
 		"config", "setting", "option", "flag", "parameter", "argument", "switch", "env var", "environment var", "load device")
+	// gpuUnsupportedRE: the GPU said not to be supported ("50 series
+	// cards are not supported", "CUDA 3.5 is not supported", 不支持50系列的显卡).
+	gpuUnsupportedRE = mustCue(`\b(?:gpu|card|graphics card|50[- ]?series|rtx ?50\d0(?: ?ti)?|blackwell|kepler|maxwell|pascal)s? (?:is |are )?(?:not|isn't|aren't|no longer) supported\b|\b(?:does not|doesn't|do not|don't|no longer) support (?:my |this |the |our )?(?:gpu|card|graphics card|50[- ]?series|rtx ?50|blackwell|kepler|maxwell|pascal)|\b(?:cuda|compute) capability [1-5]\.\d (?:is )?not supported|\bcuda [1-5]\.\d is not supported\b|不支持[^\n，。]{0,8}(?:显卡|50系|gpu)|(?:显卡|50系列?)[^\n，。]{0,6}不支持`,
+		"supported", "support", "不支持")
+	// wrongCardCJKRE: another GPU used than the one chosen, in Chinese
+	// ("我选择1060的时候它用750Ti", "GPU编号识别错误").
+	wrongCardCJKRE = mustCue(`(?:选择|选了|指定|设置)(?:了)?[^\n，,。]{0,15}(?:的时候|时|后)[，,]?\s*(?:它|却|还是)?(?:会)?(?:用|使用|跑在)(?:了)?[^\n，,。]{0,12}(?:卡|gpu|\d{3,4})|gpu ?编号[^\n]{0,6}(?:错误|不对|错了)|显卡编号[^\n]{0,6}(?:错误|不对|错了)`,
+		"选择", "选了", "指定", "设置", "编号")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
 	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device(?: [^=\s]|$))`, "choose", "select", "pick", "specify", "assign")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
@@ -1196,6 +1234,9 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
+	if q := r.cudaBelowRequired(); q != "" && !j.blackwell() {
+		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": the machine's CUDA is older than what the program needs; the driver sets the newest CUDA it can run, so a newer driver (not only a toolkit) is needed"})
+	}
 	if q := r.quote(tooOldRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
 	} else if q := r.quote(upgradeFixedRE); q != "" {
@@ -1271,6 +1312,12 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
 	} else if q := r.quote(twoGPUsRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1, said(q) + ": with more than one GPU, the program may pick another than the one meant"})
+	}
+	if q := r.quote(gpuUnsupportedRE); q != "" && r.quote(oldGPUDroppedRE) == "" {
+		out = append(out, cue{gpu.CauseArchUnsupported, 2.5, said(q) + ": a GPU the program's build does not support is one whose architecture it has no kernels for (the newest need a build for a newer CUDA, the oldest an older one)"})
+	}
+	if q := r.quote(wrongCardCJKRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program uses another GPU than the one chosen (CUDA numbers GPUs fastest first, nvidia-smi and some selectors by PCI bus, unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
 	}
 	if q := r.quote(oldGPUDroppedRE); q != "" {
 		out = append(out, cue{gpu.CauseArchUnsupported, 2.5, said(q) + ": newer builds drop the oldest architectures (torch's CUDA 12.8 wheels: Maxwell and Pascal); a build for an older CUDA still has them"})

@@ -533,6 +533,17 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a driver upgrade fixed it", "torch.cuda.is_available() returned False with the cu124 wheels; I upgraded the nvidia driver to 560 and then it works", gpu.CauseDriverTooOld, ""},
 		{"a GPU rental runs on the CPU", "I ran your docker image on RunPod and from the logs it is running on the CPU: Applied providers: ['CPUExecutionProvider']", gpu.CauseCPUOnlyBuild, ""},
 		{"error 804 in a container given the GPUs", "docker run --gpus all vllm/vllm-openai:latest --model m\nRuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW", gpu.CauseDriverTooOld, ""},
+		// Batches AR to AU's tuning parts, generalised: the GPU said
+		// unsupported, memory not released and another card used in
+		// Chinese, a CUDA older than the one required, a Mac named only in
+		// a list of platforms.
+		{"50 series said unsupported, in Chinese", "PaddleOCR 好像不支持50系列的显卡，我的显卡是RTX5070，CUDA 12.6", gpu.CauseArchUnsupported, ""},
+		{"capability 3.5 said unsupported", "My GeForce GT 730 has CUDA capability 3.5 and it is not supported, so the conversion runs without GPU acceleration", gpu.CauseArchUnsupported, ""},
+		{"VRAM not released, in Chinese", "用了这个节点之后无法释放显存，要重启comfyui才行", gpu.CauseOutOfMemory, ""},
+		{"another card used, in Chinese", "我选择1060的时候它用750Ti，选择750Ti的时候它用1060", gpu.CauseDeviceSelection, ""},
+		{"CUDA older than required, in Chinese", "我本地cuda版本才12.2，而这个项目的cuda版本最低要求是12.4，有什么办法吗？", gpu.CauseDriverTooOld, ""},
+		{"CUDA older than required", "My CUDA is 11.8 but the app requires at least 12.1, and it says no GPU found", gpu.CauseDriverTooOld, ""},
+		{"a Mac only in a list of platforms", "The default install gets the CUDA build on Windows/Linux (macOS gets MPS), but uv run keeps resetting torch to the CPU wheel on my PC and the GPU is not used", gpu.CauseCPUOnlyBuild, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

@@ -125,12 +125,27 @@ func macLine(low, text string) string {
 	}
 	for _, re := range res {
 		for _, loc := range re.FindAllIndex(low, 4) {
-			if !untickedBox(low, loc[0]) {
+			if !untickedBox(low, loc[0]) && !platformList(low, loc) {
 				return lineAround(text, loc)
 			}
 		}
 	}
 	return ""
+}
+
+// platformList: the line around a Mac's name names Windows or Linux too
+// ("on Windows/Linux the CUDA build (macOS: MPS)"): a list of the
+// platforms a program supports, not the machine the report comes from.
+func platformList(low string, loc []int) bool {
+	start, end := loc[0], loc[1]
+	for start > 0 && low[start-1] != '\n' {
+		start--
+	}
+	for end < len(low) && low[end] != '\n' {
+		end++
+	}
+	rest := low[start:loc[0]] + " " + low[loc[1]:end]
+	return strings.Contains(rest, "windows") || strings.Contains(rest, "linux")
 }
 
 // untickedBox: the line of low around at starts with an unticked
