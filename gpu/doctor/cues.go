@@ -405,7 +405,7 @@ func (r *reading) gpuRental() string {
 // CUDA variant named ("the docker image runs in cpu only mode", "use the
 // :cuda image").
 var cpuImageRE = mustCue(`\b(?:image|container|docker build)s?\b[^\n]{0,30}\b(?:cpu[- ]only|cpu mode|cpu version|cpu build|has no (?:gpu|cuda) support|without (?:gpu|cuda) support)\b|\bcpu[- ]only (?:docker )?(?:images?|containers?)\b|\x60?:(?:cuda|gpu)\x60? (?:image|tag|variant)\b|\b(?:cuda|gpu) (?:tag|variant) of the image\b|\bimage\b[^\n]{0,20}\binstead of (?:the )?cpu[- ]only\b|\b(?:docker|image|container)s? (?:image )?with (?:\w+ ){0,2}support for (?:nvidia|cuda|gpu)|\b(?:docker|image|container)s? (?:image )?with (?:nvidia |cuda |gpu )+support\b`,
-	"image", "container", "docker", "tag", "variant")
+	"cpu only", "cpu-only", "cpu mode", "cpu version", "cpu build", "gpu support", "cuda support", "nvidia support", ":cuda", ":gpu", "of the image", "support for")
 
 // linuxDriverRE: a Linux NVIDIA driver package or installer named (which
 // inside WSL replaces the Windows driver's library).
