@@ -137,6 +137,13 @@ func macLine(low, text string) string {
 // ("on Windows/Linux the CUDA build (macOS: MPS)"): a list of the
 // platforms a program supports, not the machine the report comes from.
 func platformList(low string, loc []int) bool {
+	rest := lineBeside(low, loc)
+	return strings.Contains(rest, "windows") || strings.Contains(rest, "linux")
+}
+
+// lineBeside is the rest of the line around the match at loc, without
+// the match: what the line says beside it.
+func lineBeside(low string, loc []int) string {
 	start, end := loc[0], loc[1]
 	for start > 0 && low[start-1] != '\n' {
 		start--
@@ -144,8 +151,7 @@ func platformList(low string, loc []int) bool {
 	for end < len(low) && low[end] != '\n' {
 		end++
 	}
-	rest := low[start:loc[0]] + " " + low[loc[1]:end]
-	return strings.Contains(rest, "windows") || strings.Contains(rest, "linux")
+	return low[start:loc[0]] + " " + low[loc[1]:end]
 }
 
 // untickedBox: the line of low around at starts with an unticked
@@ -164,14 +170,7 @@ func untickedBox(low string, at int) bool {
 // external GPU enclosure with an NVIDIA card"); an error text's "no
 // NVIDIA driver" on the line is not one.
 func nvidiaBeside(low string, loc []int) bool {
-	start, end := loc[0], loc[1]
-	for start > 0 && low[start-1] != '\n' {
-		start--
-	}
-	for end < len(low) && low[end] != '\n' {
-		end++
-	}
-	rest := low[start:loc[0]] + " " + low[loc[1]:end]
+	rest := lineBeside(low, loc)
 	return nvidiaGPURE.MatchString(rest) || strings.Contains(rest, "egpu") || strings.Contains(rest, "external gpu") || strings.Contains(rest, "geforce")
 }
 
