@@ -286,7 +286,7 @@ func cueHostedRuntime(j *judge, r *reading) []cue {
 }
 
 var (
-	smiWorksRE = mustCue(`(?m)nvidia-smi(?:\.exe)?['"\x60]?[^\n,.;]{0,20},?\s+(?:it )?(?:returns|gives|prints|outputs)(?::|\s*$)|nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
+	smiWorksRE = mustCue(`(?m)nvidia-smi(?:\.exe)?['"\x60]?[^\n,.;]{0,20},?\s+(?:it )?(?:returns|gives|prints|outputs)(?::|\s*$)|nvidia-smi(?:\.exe)?['"\x60]?\s+(?:works|worked|shows|showed|lists|listed|detects|detected|displays|displayed|recogni[sz]es|sees|reports|reported|finds|found|is working|runs fine|output is (?:fine|ok|normal))|nvidia-smi[^\n]{0,40}(?:正常|可以看到|能看到|显示正常)`)
 	cudaNARE   = mustCue(`cuda version\W{0,3}(?:was |is |shows? |showed )?n/?a\b|cuda version: n/a`)
 	// boxBlindRE: the box itself is said not to see the GPU ("the
 	// container does not detect my RTX 3070", "outside it works").
@@ -544,8 +544,8 @@ func cueWindowsTensorFlow(j *judge, r *reading) []cue {
 // 2.14 pip's tensorflow brings no CUDA libraries unless asked
 // (tensorflow[and-cuda]); before, they had to be installed to match.
 func cueLinuxTensorFlow(j *judge, r *reading) []cue {
-	if j.windowsSaid(r) || r.quote(tfRE) == "" || r.any("torch") && !r.any("tensorflow") {
-		return nil
+	if j.windowsSaid(r) || r.quote(tfRE) == "" || r.any("torch") && !r.any("tensorflow") || r.any("tensorflow version: n/a", "is_tf_available: false") {
+		return nil // no TensorFlow, or one an environment report says is not there
 	}
 	return []cue{{gpu.CauseTFGPULibs, 2, "TensorFlow on Linux or WSL finds the GPU only with the CUDA libraries of its release (pip install tensorflow[and-cuda] from 2.14)"},
 		{gpu.CauseCPUOnlyBuild, 0.5, "TensorFlow: a CPU package (tensorflow-cpu, or tensorflow before 2.1) never uses the GPU"}}
@@ -567,6 +567,9 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(notBuiltRE); q != "" {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q)})
+	}
+	if q := r.quote(toolkitOnlyRE); q != "" && !j.torchSawGPU() {
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 1.5, said(q) + ": a CUDA toolkit installed does not make the program's framework a CUDA build (a CPU wheel ignores it, and a CUDA wheel brings its own CUDA)"})
 	}
 	if r.quote(torchRE) == "" || r.quote(tfRE) != "" && !r.any("torch.cuda") {
 		return out
@@ -964,6 +967,12 @@ var openVsClosedRE = mustCue(openVsClosed, "open driver", "open kernel", "open m
 
 const openVsClosed = `\bopen (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\b(?:closed|proprietary)\b|\b(?:closed|proprietary) (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\bopen (?:kernel )?(?:driver|modules?)\b`
 
+// toolkitOnlyRE: the CUDA toolkit said to be installed, and the program
+// still not on the GPU ("I have the newest cuda installed 12.2 ... I can't
+// run on cuda").
+var toolkitOnlyRE = mustCue(`\b(?:installed|have|got) (?:the )?(?:newest |latest |new )?cuda(?: toolkit)?(?: \d+(?:\.\d)?)?(?: installed)?\b[^\n]{0,80}\b(?:can't|cannot|can not|doesn't|does not|won't|not) (?:run|use|work|detect|find|see)`,
+	"cuda")
+
 // cuda13RE: a build for CUDA 13 named (cu130, "built with CUDA 13").
 var cuda13RE = mustCue(`\bcu13\d\b|\bcuda[ -]?13(?:\.\d)?\b`, "cu13", "cuda 13", "cuda-13", "cuda13")
 
@@ -1076,8 +1085,8 @@ var (
 		"config", "setting", "option", "flag", "parameter", "argument", "switch", "env var", "environment var", "load device")
 	// gpuUnsupportedRE: the GPU said not to be supported ("50 series
 	// cards are not supported", "CUDA 3.5 is not supported", 不支持50系列的显卡).
-	gpuUnsupportedRE = mustCue(`\b(?:gpu|card|graphics card|50[- ]?series|rtx ?50\d0(?: ?ti)?|blackwell|kepler|maxwell|pascal)s? (?:is |are )?(?:not|isn't|aren't|no longer) supported\b|\b(?:does not|doesn't|do not|don't|no longer) support (?:my |this |the |our )?(?:gpu|card|graphics card|50[- ]?series|rtx ?50|blackwell|kepler|maxwell|pascal)|\b(?:cuda|compute) capability [1-5]\.\d (?:is )?not supported|\bcuda [1-5]\.\d is not supported\b|不支持[^\n，。]{0,8}(?:显卡|50系|gpu)|(?:显卡|50系列?)[^\n，。]{0,6}不支持`,
-		"supported", "support", "不支持")
+	gpuUnsupportedRE = mustCue(`\b(?:no|add|adding|need|needs|request(?:ing)?|want) support for (?:the |my |this |our |new(?:er)? )?(?:blackwell|rtx ?50\w*|50[- ]?series|50xx|sm_?1[02]0|(?:rtx )?50[6-9]0)|\bhave no support for (?:it|them|my (?:gpu|card))|\b(?:gpu|card) (?:is |seems )?(?:quite|very|pretty|too|so|really) old\b|\bunable to support\b|\b(?:gpu|card|graphics card|50[- ]?series|rtx ?50\d0(?: ?ti)?|blackwell|kepler|maxwell|pascal)s? (?:is |are )?(?:not|isn't|aren't|no longer) supported\b|\b(?:does not|doesn't|do not|don't|no longer) support (?:my |this |the |our )?(?:gpu|card|graphics card|50[- ]?series|rtx ?50|blackwell|kepler|maxwell|pascal)|\b(?:cuda|compute) capability [1-5]\.\d (?:is )?not supported|\bcuda [1-5]\.\d is not supported\b|不支持[^\n，。]{0,8}(?:显卡|50系|gpu)|(?:显卡|50系列?)[^\n，。]{0,6}不支持`,
+		"supported", "support", "不支持", " old")
 	// wrongCardCJKRE: another GPU used than the one chosen, in Chinese
 	// ("我选择1060的时候它用750Ti", "GPU编号识别错误").
 	wrongCardCJKRE = mustCue(`(?:选择|选了|指定|设置)(?:了)?[^\n，,。]{0,15}(?:的时候|时|后)[，,]?\s*(?:它|却|还是)?(?:会)?(?:用|使用|跑在)(?:了)?[^\n，,。]{0,12}(?:卡|gpu|\d{3,4})|gpu ?编号[^\n]{0,6}(?:错误|不对|错了)|显卡编号[^\n]{0,6}(?:错误|不对|错了)`,
@@ -1096,7 +1105,7 @@ var (
 	vramRE      = mustCue(`\b(\d{1,3}(?:\.\d)?) ?gi?b (?:of )?(?:vram|gpu memory|video memory|graphics memory|显存)|(?:vram|gpu memory|显存)(?: is| of|:)? (\d{1,3}(?:\.\d)?) ?gi?b\b`, "vram", "gpu memory", "video memory", "graphics memory", "显存")
 	modelSizeRE = mustCue(`\bmodel (?:is|size is|needs|takes|requires|weighs) (?:about |around |~)?(\d{1,3}(?:\.\d)?) ?gi?b\b`, "model")
 	mismatchRE  = mustCue(`same device|\bin different devices\b|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
-	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses|using|runs on|running on|trains on|training on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
+	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses?|using|runs on|running on|trains on|training on|always on|stays on|is on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
 	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
@@ -1261,7 +1270,7 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?|starts? on|starting on|loads? on|loading on|opens? on)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
 		"all gpus", "all the gpus", "all my gpus", "every gpu", "both gpus", "all cards", "occup", "always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
@@ -1339,7 +1348,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 // cueLibraries: cuDNN and CUDA libraries named in words.
 func cueLibraries(j *judge, r *reading) []cue {
 	var out []cue
-	if q := r.quote(cudnnWordsRE); q != "" {
+	if q := r.quote(cudnnWordsRE); q != "" && !strings.Contains(asciiLower(q), "could not collect") {
+		// (collect_env's "cuDNN version: Could not collect" is no
+		// problem: it prints so wherever cuDNN is not on the system path)
 		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q)})
 	}
 	if q := r.quote(tfLibsRE); q != "" && r.quote(tfRE) != "" {

@@ -544,6 +544,17 @@ func TestDifferentialReasons(t *testing.T) {
 		{"CUDA older than required, in Chinese", "我本地cuda版本才12.2，而这个项目的cuda版本最低要求是12.4，有什么办法吗？", gpu.CauseDriverTooOld, ""},
 		{"CUDA older than required", "My CUDA is 11.8 but the app requires at least 12.1, and it says no GPU found", gpu.CauseDriverTooOld, ""},
 		{"a Mac only in a list of platforms", "The default install gets the CUDA build on Windows/Linux (macOS gets MPS), but uv run keeps resetting torch to the CPU wheel on my PC and the GPU is not used", gpu.CauseCPUOnlyBuild, ""},
+		// Batches AV to AY's tuning parts, generalised: a program that
+		// starts on another card, a new GPU without support, a GPU said
+		// too old, docTR's environment lines, a toolkit installed and the
+		// program still not on CUDA, nvidia-smi that "reports" the GPU.
+		{"starts on the first card", "Nothing happens when changing the GpuDevice option. It always starts on the first graphics card.", gpu.CauseDeviceSelection, ""},
+		{"no support for a new card", "Recently got a 5070ti and we have no support for it, please make a version with the new pytorch", gpu.CauseArchUnsupported, ""},
+		{"the GPU said quite old", "CUDA error: operation not supported. I think my GPU is quite old already, it is a GTX 950M, is it unable to support?", gpu.CauseArchUnsupported, ""},
+		{"docTR's environment lines", "ocr_predictor always use cpu not gpu\nPyTorch version: 2.0.1\nIs CUDA available (TensorFlow): N/A\nIs CUDA available (PyTorch): Yes\nGPU models and configuration: GPU 0: Tesla T4", gpu.CauseDeviceMismatchInCode, ""},
+		{"a toolkit installed, the program not on CUDA", "I have the newest cuda installed 12.2. My gpu is supported. But it seems I can't run on cuda.", gpu.CauseCPUOnlyBuild, ""},
+		{"nvidia-smi reports the GPU, JAX stays on the CPU", "On an EC2 instance with an L4, `nvidia-smi` reports the GPU, but my jax arrays show the cpu device and training is slow.", gpu.CauseCPUOnlyBuild, ""},
+		{"cuDNN not initialised, bare", "CUDNN_STATUS_NOT_INITIALIZED\n\nI get this error after moving the app to my other PC", gpu.CauseCudnnProblem, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

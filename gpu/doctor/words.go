@@ -93,7 +93,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
 	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
-	"always uses", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
+	"always uses", "always use cpu", "always on cpu", "cpu not gpu", "cpu, not gpu", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
 	"stays at 0", "falls back", "fell back", "fall back", "is on cpu", "is on the cpu", "are on cpu", "are on the cpu", "goes to cpu",
 	"goes to the cpu", "happens on cpu", "happens on the cpu",

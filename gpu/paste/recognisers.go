@@ -81,6 +81,10 @@ var recognisers = []recogniser{
 		}},
 	{hint: "is cuda available:", re: regexp.MustCompile(`^Is CUDA available:\s*(True|False|Yes|No)`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.cudaAvailable(m[1] == "True" || m[1] == "Yes", s) }},
+	// docTR's and others' copy of collect_env, one line per backend: "Is
+	// CUDA available (PyTorch): Yes" (the TensorFlow line's N/A is no answer).
+	{hint: "is cuda available (pytorch):", re: regexp.MustCompile(`^Is CUDA available \(PyTorch\):\s*(True|False|Yes|No)\b`), last: true,
+		apply: func(pp *parser, m []string, s string) { pp.cudaAvailable(m[1] == "True" || m[1] == "Yes", s) }},
 	{hint: "cuda runtime version:", re: regexp.MustCompile(`^CUDA runtime version:\s*(\d+\.\d+(?:\.\d+)?)`), last: true,
 		apply: func(pp *parser, m []string, s string) { pp.toolkit(m[1], s) }},
 	{hint: "gpu models and configuration:", re: regexp.MustCompile(`^GPU models and configuration:\s*(.*)$`), last: true,
@@ -547,8 +551,8 @@ var recognisers = []recogniser{
 	// optional), so the models' parts are the cheap test: "nvidia" alone
 	// would send every line of a log to the pattern.
 	{anyOf: []string{"rtx", "gtx", "gt", "mx", "titan", "quadro", "tesla", "k10", "k20", "k40", "k80", "m40", "m60", "p4", "p100", "v100", "t4",
-		"a10", "a16", "a30", "a40", "a800", "h20", "h100", "h800", "b100", "b200", "b300", "l4", "l20"},
-		re: proseGPURE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse(m[1], s) }},
+		"a10", "a16", "a30", "a40", "a800", "h20", "h100", "h800", "b100", "b200", "b300", "l4", "l20", "0ti", "0 ti"},
+		re: proseGPURE, apply: func(pp *parser, m []string, s string) { pp.gpuInProse(tiName(m[1]), s) }},
 	// The 50 series in Chinese, Japanese and Korean (50系显卡, 50シリーズ):
 	// Blackwell cards, whatever the model.
 	{anyOf: []string{"50系", "50シリーズ", "50 시리즈", "50시리즈"},
@@ -570,7 +574,7 @@ var (
 	smiqKeyRE       = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
 	smiqSection     = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
 	knownGPURE      = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
-	proseGPURE      = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
+	proseGPURE      = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|[1-5]0[5-9]0\s?ti|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {
@@ -677,6 +681,24 @@ func (pp *parser) cudnnFile(s, line string) {
 
 // gpuInProse records a GPU model named in prose only when no tool's
 // output named one: prose is the weakest source.
+// tiName names a GeForce written by its number and Ti alone ("5070ti",
+// "3060 Ti", only NVIDIA's cards are called so) as its series does: the
+// 10 and 16 series GTX, the later ones RTX.
+func tiName(name string) string {
+	n := strings.TrimSpace(name)
+	if len(n) < 6 || n[0] < '1' || n[0] > '5' || !strings.HasSuffix(strings.ToLower(n), "ti") {
+		return name
+	}
+	num := strings.TrimSpace(n[:len(n)-2])
+	if len(num) != 4 || strings.Trim(num, "0123456789") != "" {
+		return name
+	}
+	if num[0] == '1' {
+		return "GTX " + num + " Ti"
+	}
+	return "RTX " + num + " Ti"
+}
+
 func (pp *parser) gpuInProse(name, s string) {
 	if len(pp.f.NVML.GPUs) > 0 || !knownGPURE.MatchString(name) {
 		return
