@@ -17,6 +17,7 @@ func TestMachineWords(t *testing.T) {
 		name, text, os, other, noNVIDIA string
 	}{
 		{"M1 MacBook", "AssertionError: Torch not compiled with CUDA enabled\nim on an m1 macbook pro", "darwin", "", ""},
+		{"a Mac in a list of platforms", "uv sync installs the CUDA build on Windows/Linux (macOS gets MPS), but uv run resets it to the CPU wheel", "", "", ""},
 		{"Radeon", "I installed a GIGABYTE Radeon RX 6600 Eagle 8G", "", "Radeon RX 6600 Eagle", ""},
 		{"Radeon alone", "Radeon GPU and Cuda incompatibility", "", "Radeon", ""},
 		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
@@ -178,6 +179,26 @@ func TestGPUPackageNotInstalled(t *testing.T) {
 	for _, c := range cases {
 		if got := Parse(c.text, time.Now()).Paste.GPUPackages; len(got) != c.want {
 			t.Errorf("%q: GPU packages %v, want %d", c.text, got, c.want)
+		}
+	}
+}
+
+// TestGeForceByTi: a GeForce written by its number and Ti alone is read
+// as the card it names.
+func TestGeForceByTi(t *testing.T) {
+	for text, want := range map[string]string{
+		"I have a 5070ti and nothing works": "RTX 5070 Ti",
+		"my 3060 Ti is idle":                "RTX 3060 Ti",
+		"the old 1050ti laptop":             "GTX 1050 Ti",
+	} {
+		f := Parse(text, time.Now())
+		if got := f.Paste.Prose["gpu"]; got != want {
+			t.Errorf("%q: GPU %q, want %q", text, got, want)
+		}
+	}
+	for in, want := range map[string]string{"RTX 3060 Ti": "RTX 3060 Ti", "6000ti": "6000ti", "50ti": "50ti"} {
+		if got := tiName(in); got != want {
+			t.Errorf("tiName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
