@@ -971,7 +971,7 @@ const openVsClosed = `\bopen (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\b(?:cl
 // still not on the GPU ("I have the newest cuda installed 12.2 ... I can't
 // run on cuda").
 var toolkitOnlyRE = mustCue(`\b(?:installed|have|got) (?:the )?(?:newest |latest |new )?cuda(?: toolkit)?(?: \d+(?:\.\d)?)?(?: installed)?\b[^\n]{0,80}\b(?:can't|cannot|can not|doesn't|does not|won't|not) (?:run|use|work|detect|find|see)`,
-	"cuda")
+	"installed cuda", "have cuda", "got cuda", "the cuda", "newest cuda", "latest cuda", "new cuda")
 
 // cuda13RE: a build for CUDA 13 named (cu130, "built with CUDA 13").
 var cuda13RE = mustCue(`\bcu13\d\b|\bcuda[ -]?13(?:\.\d)?\b`, "cu13", "cuda 13", "cuda-13", "cuda13")
