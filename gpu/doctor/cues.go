@@ -568,6 +568,9 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 	if q := r.quote(notBuiltRE); q != "" {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q)})
 	}
+	if q := r.quote(buildNoCUDARE); q != "" && !containsAny(asciiLower(q), "gpu does", "gpu doesn", "card does", "card doesn", "graphics", "amd", "intel", "mac") {
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 2.5, said(q) + ": a build (binary, release, package) without CUDA support runs on the CPU whatever the GPU; its CUDA variant is needed"})
+	}
 	if q := r.quote(toolkitOnlyRE); q != "" && !j.torchSawGPU() {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 1.5, said(q) + ": a CUDA toolkit installed does not make the program's framework a CUDA build (a CPU wheel ignores it, and a CUDA wheel brings its own CUDA)"})
 	}
@@ -957,6 +960,12 @@ func (j *judge) archCues(r *reading) []cue {
 
 func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
 
+// driverAbsentRE: the NVIDIA driver (a branch of it) said to be missing
+// or not offered ("470 drivers are missing in the listing", "no driver
+// for this kernel").
+var driverAbsentRE = mustCue(`\b(?:nvidia |\d{3} )?drivers? (?:are|is) missing\b|\bno (?:nvidia |\d{3} )?drivers? (?:for|available for) (?:this |the |my |the new )?(?:kernel|card|gpu)\b`,
+	"missing", "no driver", "no nvidia driver", "drivers for", "driver for", "available for")
+
 // openModuleRE: NVIDIA's open kernel module named (the open flavour
 // against the closed one, nvidia-open, the GSP it needs).
 var openModuleRE = mustCue(openVsClosed+`|\bnvidia-open\b|\bopen gpu kernel modules\b|\bnvidia-driver-\d{3}-open\b|\bgsp\b`, "open driver", "open kernel", "open module", "closed", "proprietary", "nvidia-open", "open gpu", "-open", "gsp")
@@ -966,6 +975,12 @@ var openModuleRE = mustCue(openVsClosed+`|\bnvidia-open\b|\bopen gpu kernel modu
 var openVsClosedRE = mustCue(openVsClosed, "open driver", "open kernel", "open module", "closed", "proprietary")
 
 const openVsClosed = `\bopen (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\b(?:closed|proprietary)\b|\b(?:closed|proprietary) (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\bopen (?:kernel )?(?:driver|modules?)\b`
+
+// buildNoCUDARE: a program's build said not to support CUDA ("the
+// linux release binary not support cuda device", "this version doesn't
+// support CUDA").
+var buildNoCUDARE = mustCue(`\b(?:binary|build|release|version|exe|package|wheel|gnu)\b[^\n]{0,30}\b(?:not|doesn't|does not|don't|do not|no) supports? (?:for )?(?:the )?cuda\b`,
+	"support cuda", "support for cuda", "support the cuda", "supports cuda")
 
 // toolkitOnlyRE: the CUDA toolkit said to be installed, and the program
 // still not on the GPU ("I have the newest cuda installed 12.2 ... I can't
@@ -1041,7 +1056,7 @@ var (
 		"prime-select", "intel graphics", "intel mode", "integrated graphics mode", "integrated mode", "system76-power", "is off", "is disabled", "switched off", "turned off", "to integrated", "to intel", "to igpu", "into integrated", "to the integrated")
 	basicDisplayRE = mustCue(`basic display adapter|standard vga (?:graphics )?adapter|基本显示适配器|\b(?:not|doesn't|does not|isn't|is not|no longer) (?:show(?:ing|s)?|listed|appear(?:ing|s)?|visible)(?: up)? in (?:the )?device manager\b`,
 		"basic display adapter", "standard vga", "基本显示适配器", "device manager")
-	afterUpdRE = mustCue(`(?:升级|更新)(?:了)?内核|内核(?:更新|升级)|カーネル(?:を)?(?:更新|アップデート)|커널 업데이트|\bactualizar el kernel\b|\bactualización del kernel\b|\bkernel-?update\b|\bafter (?:a |the |an )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software)? ?(?:update|upgrade)|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
+	afterUpdRE = mustCue(`(?:升级|更新)(?:了)?内核|内核(?:更新|升级)|カーネル(?:を)?(?:更新|アップデート)|커널 업데이트|\bactualizar el kernel\b|\bactualización del kernel\b|\bkernel-?update\b|\bafter (?:a |the |an )?(?:latest |last |recent )?(?:kernel|system|ubuntu|windows|os|driver|apt|dnf|yum|software|nvidia driver|gpu driver)? ?(?:\d+ )?(?:update|upgrade)|\bafter (?:i |we )?(?:updated|upgraded|updating|upgrading) (?:the |my )?(?:nvidia )?(?:gpu |graphics )?drivers?\b|\b(?:a |after a |made a )?(?:system )?reboot(?:ed)?\b[^\n]{0,30}\b(?:everything|it|all) (?:went|works?|worked|was) (?:fine|ok|well|again)\b|\b(?:updated|upgraded) (?:the |my )?(?:kernel|system|ubuntu|os)\b|\bneeds? (?:a )?reboot\b|\bwithout (?:a )?reboot|\b(?:forgot|forget|forgotten) to (?:reboot|restart)\b|\b(?:didn't|did not|haven't|have not|not yet) (?:reboot|restart)(?:ed)?\b`)
 	// The framework's "driver too old" told in words ("the msg is that my
 	// Nvidia version is too old"): its own error, paraphrased.
 	tooOldRE = mustCue(`\b(?:msg|message|error|it|says?|said|told me|tells me)\b[^\n?]{0,30}\b(?:nvidia|driver|gpu driver|nvidia driver)(?: version)? (?:is|was) too old\b[^?\n]{0,40}(?:$|[.!,;:\n])`,
@@ -1053,8 +1068,12 @@ var (
 		"driver")
 	// cudaRequiredRE: the machine's CUDA and, after it, the CUDA a program
 	// requires ("my CUDA is 12.2 but F5-TTS requires at least 12.4").
-	cudaRequiredRE = mustCue(`cuda[^\n\d]{0,12}(\d{2}\.\d)[^\n]{0,40}?(?:requires?|needs?|required|最低要求|要求|minimum|at least|最低)[^\n\d]{0,20}(\d{2}\.\d)`,
-		"require", "need", "要求", "minimum", "at least", "最低")
+	cudaRequiredRE = mustCue(`cuda[^\n\d]{0,12}(\d{2}\.\d)[^\n]{0,80}?(?:requires?|needs?|required|最低要求|要求|minimum|at least|最低|>=|≥)[^\n\d]{0,20}(\d{2}\.\d)`,
+		"require", "need", "要求", "minimum", "at least", "最低", ">=", "≥")
+	// driverIncompatRE: the driver said not to run the CUDA a build needs
+	// ("this nvidia drivers are not compatible with cuda 12+").
+	driverIncompatRE = mustCue(`\bdrivers? (?:is |are )?(?:not |n't |in)compatible with cuda\b|\bmismatch between (?:the )?(?:old )?(?:nvidia )?drivers? and (?:the )?cuda\b`,
+		"compatible with cuda", "mismatch between")
 	// upgradeFixedRE: a driver upgrade said to have made it work ("I
 	// upgraded the nvidia driver to version 560, and then it works").
 	upgradeFixedRE = mustCue(`\b(?:upgrad|updat)(?:ed|ing) (?:the |my )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,50}\b(?:(?:and )?(?:then |now )?it (?:works|worked|runs)|fixed (?:it|the)|solved (?:it|the)|resolved (?:it|the))\b`,
@@ -1081,7 +1100,7 @@ var (
 	// settingAskedRE: a setting, flag or option that makes a program use
 	// the GPU, asked for or said missing ("is there a config to make it
 	// use GPU", "am I missing some flag", "no GPU in the device options").
-	settingAskedRE = mustCue(`\b(?:is there|are there|any|missing|need)(?: a| an| some| the)? (?:config|configuration|setting|option|flag|parameter|argument|switch|env(?:ironment)? var\w*)s?\b|\bdevice options?\b|\bload device\W{0,3}cpu\b`,
+	settingAskedRE = mustCue(`\b(?:is there|are there|missing|need)(?: a| an| some| the| any)? (?:config|configuration|setting|option|flag|parameter|argument|switch|env(?:ironment)? var\w*)s?\b|\bdevice options?\b|\bload device\W{0,3}cpu\b`,
 		"config", "setting", "option", "flag", "parameter", "argument", "switch", "env var", "environment var", "load device")
 	// gpuUnsupportedRE: the GPU said not to be supported ("50 series
 	// cards are not supported", "CUDA 3.5 is not supported", 不支持50系列的显卡).
@@ -1091,6 +1110,10 @@ var (
 	// ("我选择1060的时候它用750Ti", "GPU编号识别错误").
 	wrongCardCJKRE = mustCue(`(?:选择|选了|指定|设置)(?:了)?[^\n，,。]{0,15}(?:的时候|时|后)[，,]?\s*(?:它|却|还是)?(?:会)?(?:用|使用|跑在)(?:了)?[^\n，,。]{0,12}(?:卡|gpu|\d{3,4})|gpu ?编号[^\n]{0,6}(?:错误|不对|错了)|显卡编号[^\n]{0,6}(?:错误|不对|错了)`,
 		"选择", "选了", "指定", "设置", "编号")
+	// switchIgnoredRE: the device switched to the GPU, to no effect
+	// ("trying to change it to gpu doing nothing").
+	switchIgnoredRE = mustCue(`\b(?:change|changing|switch|switching|set|setting)\b[^\n]{0,15}\bto (?:the )?(?:gpu|cuda)\b[^\n]{0,20}\b(?:does nothing|doing nothing|did nothing|has no effect|had no effect|no effect|nothing happens|nothing changes)`,
+		"nothing", "no effect")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
 	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device(?: [^=\s]|$))`, "choose", "select", "pick", "specify", "assign")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
@@ -1108,6 +1131,7 @@ var (
 	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses?|using|runs on|running on|trains on|training on|always on|stays on|is on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
 	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
+	cudnnLibRE   = mustCue(`\bcudnn\w*64_\d+\.dll\b|\blibcudnn\w*\.so\.\d+`, "cudnn")
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
 
@@ -1222,6 +1246,9 @@ func cueDriver(j *judge, r *reading) []cue {
 		}
 		out = append(out, cue{gpu.CauseDriverMissing, w, said(q)})
 	}
+	if q := r.quote(driverAbsentRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 3, said(q) + ": no NVIDIA driver for this GPU (or this kernel) is installed or offered; the GPU needs a driver branch that supports it, built for the running kernel"})
+	}
 	if q := r.quote(openModuleRE); q != "" {
 		w := 2.0
 		for _, g := range j.f.NVML.GPUs {
@@ -1248,6 +1275,8 @@ func cueDriver(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(tooOldRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
+	} else if q := r.quote(driverIncompatRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the driver cannot run the CUDA the framework was built for; a newer driver (or a build for an older CUDA) is needed"})
 	} else if q := r.quote(upgradeFixedRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": a newer driver made it work, so the old one was too old for the framework's CUDA"})
 	} else if q := r.quote(oldDriverRE); q != "" {
@@ -1301,6 +1330,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	} else if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
 	}
+	if q := r.quote(switchIgnoredRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's device setting is not taken (a setting saved elsewhere, a module's own switch, or a restart needed)"})
+	}
 	if q := r.quote(settingAskedRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's own device setting (an option, flag or variable that defaults to the CPU) decides where it runs"})
 	}
@@ -1352,6 +1384,9 @@ func cueLibraries(j *judge, r *reading) []cue {
 		// (collect_env's "cuDNN version: Could not collect" is no
 		// problem: it prints so wherever cuDNN is not on the system path)
 		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q)})
+	}
+	if q := r.quote(cudnnLibRE); q != "" && r.quote(tfRE) == "" { // (TensorFlow's own missing libraries are tf_gpu_libs)
+		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q) + ": a cuDNN library the program loads by name (its major version in the name) is not found or not the one it needs"})
 	}
 	if q := r.quote(tfLibsRE); q != "" && r.quote(tfRE) != "" {
 		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})

@@ -555,6 +555,20 @@ func TestDifferentialReasons(t *testing.T) {
 		{"a toolkit installed, the program not on CUDA", "I have the newest cuda installed 12.2. My gpu is supported. But it seems I can't run on cuda.", gpu.CauseCPUOnlyBuild, ""},
 		{"nvidia-smi reports the GPU, JAX stays on the CPU", "On an EC2 instance with an L4, `nvidia-smi` reports the GPU, but my jax arrays show the cpu device and training is slow.", gpu.CauseCPUOnlyBuild, ""},
 		{"cuDNN not initialised, bare", "CUDNN_STATUS_NOT_INITIALIZED\n\nI get this error after moving the app to my other PC", gpu.CauseCudnnProblem, ""},
+		// Batches AZ and BA's tuning parts, generalised: OS X, a graphic
+		// card not had, a cuDNN DLL not found in Chinese, a reboot after a
+		// driver update that fixed it, a driver said incompatible with a
+		// CUDA, a switch to the GPU that does nothing, CUDA >= a version
+		// asked, a release binary without CUDA, a driver branch missing.
+		{"OS X", "(OSX) Torch not compiled with CUDA enabled\nIs there a work around for Mac?", gpu.CauseOther, ""},
+		{"no graphic card at work", "AssertionError: Trying to use CUDA, but CUDA is not available.\nI finally understood that I didn't have a graphic card on my work computer.", gpu.CauseOther, ""},
+		{"a cuDNN DLL not found, in Chinese", "cudnn_ops64_9.dll识别不到，系统环境变量已经添加了", gpu.CauseCudnnProblem, ""},
+		{"a reboot after a driver update", "After I upgraded my Nvidia GPU driver, the app only used the CPU. So I made a system reboot and everything went fine.", gpu.CauseDriverMissing, ""},
+		{"a driver said incompatible with a CUDA", "My notebook has nvidia driver 510 and these drivers are not compatible with cuda 12, so the new version does not work", gpu.CauseDriverTooOld, ""},
+		{"a switch to the GPU that does nothing", "The face module is enabled on cpu, and changing it to gpu does nothing, it still runs on the CPU", gpu.CauseDeviceSelection, ""},
+		{"CUDA at least a version asked", "I am working on a server that has CUDA 11.2 installed, does this project only support torch 2.0 and CUDA >= 11.8?", gpu.CauseDriverTooOld, ""},
+		{"a release binary without CUDA", "The linux release binary does not support cuda, so serve --device cuda fails on my RTX 3080", gpu.CauseCPUOnlyBuild, ""},
+		{"a driver branch missing", "The 470 drivers are missing in the plugin's listing, and I have a Quadro K5000", gpu.CauseDriverMissing, ""},
 		{"libcuda sees no device, on bare metal", "ollama only uses the CPU on my Fedora box with two RTX 5090:\nmsg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"", gpu.CauseDriverMissing, ""},
 	}
 	for _, c := range cases {

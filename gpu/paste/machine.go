@@ -23,8 +23,8 @@ const nvidiaWord = `nvidia|nivida|nvida|nvdia|nvidea`
 var (
 	// macRE: the report runs on a Mac (Apple silicon or macOS), by its
 	// name ("on mac", "m1mac", "my M3 Pro").
-	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] ?(?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bmy m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )?mac\b`,
-		"mac", "apple", "chip", " m1", " m2", " m3", " m4")
+	macRE = catalog.MustPattern(`\bmacbook(?: pro| air)?\b|\bmac ?mini\b|\bmac studio\b|\bimac\b|\bmac ?os\b|\bapple silicon\b|\bapple m[1-4]\b|\bm[1-4] ?(?:pro |max |ultra )?(?:mac|macbook|chip)\b|\b(?:on|have|using|with) an? m[1-4](?: pro| max| ultra)?\b|\bmy m[1-4](?: pro| max| ultra)?\b|\bintel mac\b|\bon (?:an? |my )?mac\b|\bos ?x\b`,
+		"mac", "apple", "chip", " m1", " m2", " m3", " m4", "osx", "os x")
 	// macHomeRE: a Mac by its chip after its name ("Mac con chip M1",
 	// "Mac M2"), in Spanish, French or German ("mi Mac"), or by a macOS
 	// home folder in a path ("/Users/kim/…"; Windows writes C:\Users, WSL
@@ -54,11 +54,11 @@ var (
 	// noNVIDIA: the person says there is no NVIDIA GPU (each pattern with
 	// a literal of its own, so that each runs on few lines).
 	noNVIDIA = []*catalog.Pattern{
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt)\s+have\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics?|video) cards?\b|gpu\b)`, "have"),
 		// "my laptop which does not contain an NVIDIA card": each negation
 		// ends in "t" before the verb.
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))(?:,? (?:which|that))?\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt) (?:contain|come with|include)\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "t contain", "t come with", "t include"),
-		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics|video) card\b|gpu\b)`, "have no", "has no"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy (?:pc|laptop|computer|machine|system|notebook)|\bthis (?:pc|laptop|machine|computer|system|notebook))(?:,? (?:which|that))?\s+(?:don't|do not|doesn't|does not|didn't|did not|dont|doesnt) (?:contain|come with|include)\s+(?:an?\s+|any\s+)?(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics?|video) cards?\b|gpu\b)`, "t contain", "t come with", "t include"),
+		catalog.MustPattern(`(?:\bi|\bwe|\bmy \w+|\bthis \w+)\s+(?:have|has) no\s+(?:`+nvidiaWord+`|dedicated|discrete|cuda[- ]capable|(?:graphics?|video) cards?\b|gpu\b)`, "have no", "has no"),
 		// "without an NVIDIA GPU", or "on the CPU without NVIDIA?": NVIDIA
 		// itself at the end of a sentence (not its driver, docker, toolkit
 		// or nvidia.com/gpu).
