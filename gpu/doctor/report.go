@@ -178,6 +178,29 @@ func (j *judge) explainSymptom(h gpu.SignatureHit) bool {
 	return true
 }
 
+// startedWithoutGPUs: the report's container start line (docker run,
+// singularity exec) asks for no GPU, and the GPU fails inside.
+func (j *judge) startedWithoutGPUs(failed, singularity bool) {
+	p := j.f.Paste
+	if p.DockerGPUs == nil || *p.DockerGPUs || !failed {
+		return
+	}
+	if singularity {
+		j.addExplaining(gpu.Finding{ID: "report_singularity_without_nv", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+			Title:    "The Singularity/Apptainer container was started without --nv, so the host's GPU and driver are not in it",
+			Evidence: []string{`report: "` + p.DockerRun + `"`},
+			Fix:      []gpu.Step{{Text: "Start it with --nv (it binds the host's NVIDIA driver and devices into the container):", Command: "singularity exec --nv image.sif nvidia-smi"}}},
+			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+		return
+	}
+	j.addExplaining(gpu.Finding{ID: "report_container_without_gpus", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
+		Title:    "The container was started without GPUs (no --gpus), so nothing inside it can use one",
+		Evidence: []string{`report: "` + p.DockerRun + `"`},
+		Fix: []gpu.Step{{Text: "Start it with the GPUs (the NVIDIA Container Toolkit on the host provides them):", Command: "docker run --gpus all ..."},
+			{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
+		gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
+}
+
 // reportSituations judges what a report shows of the machine around the
 // framework: a container started without GPUs, a Colab runtime without
 // one, WSL without its driver library.
@@ -186,20 +209,7 @@ func (j *judge) reportSituations() {
 	failed := j.gpuFailed()
 	j.noDriverBehindTooOld()
 	singularity := singularityRE.MatchString(p.DockerRun)
-	if p.DockerGPUs != nil && !*p.DockerGPUs && failed && singularity {
-		j.addExplaining(gpu.Finding{ID: "report_singularity_without_nv", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
-			Title:    "The Singularity/Apptainer container was started without --nv, so the host's GPU and driver are not in it",
-			Evidence: []string{`report: "` + p.DockerRun + `"`},
-			Fix:      []gpu.Step{{Text: "Start it with --nv (it binds the host's NVIDIA driver and devices into the container):", Command: "singularity exec --nv image.sif nvidia-smi"}}},
-			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	} else if p.DockerGPUs != nil && !*p.DockerGPUs && failed {
-		j.addExplaining(gpu.Finding{ID: "report_container_without_gpus", Cause: gpu.CauseWSLOrContainer, Severity: gpu.SevError,
-			Title:    "The container was started without GPUs (no --gpus), so nothing inside it can use one",
-			Evidence: []string{`report: "` + p.DockerRun + `"`},
-			Fix: []gpu.Step{{Text: "Start it with the GPUs (the NVIDIA Container Toolkit on the host provides them):", Command: "docker run --gpus all ..."},
-				{Text: "Check the toolkit on the host:", Command: "docker run --rm --gpus all ubuntu nvidia-smi"}}},
-			gpu.CauseDriverMissing, gpu.CauseDeviceSelection, gpu.CauseWSLOrContainer)
-	}
+	j.startedWithoutGPUs(failed, singularity)
 	// A container the report only mentions (no start line with or without
 	// GPUs, a Colab runtime) does not explain a failure that an error text
 	// already pins on the software: a CPU-only build, clashing installs, a
