@@ -70,9 +70,13 @@ var boilerplate = []string{
 	"e.g. changing env variable cuda_visible_devices after program start",
 }
 
-func (r *reading) any(words ...string) bool {
+// any: the lower-cased report holds one of words.
+func (r *reading) any(words ...string) bool { return containsAny(r.low, words...) }
+
+// containsAny: s holds one of words.
+func containsAny(s string, words ...string) bool {
 	for _, w := range words {
-		if strings.Contains(r.low, w) {
+		if strings.Contains(s, w) {
 			return true
 		}
 	}
@@ -382,15 +386,13 @@ func (j *judge) blackwell() bool {
 // cudaBelowRequired is the line where the report says its CUDA is older
 // than what the program requires, or "".
 func (r *reading) cudaBelowRequired() string {
-	m := cudaRequiredRE.FindStringSubmatch(r.low)
-	if m == nil {
+	q := r.quote(cudaRequiredRE) // cached: the differential weighs the cues more than once
+	m := cudaRequiredRE.FindStringSubmatch(asciiLower(q))
+	if m == nil || gpu.VersionAtLeast(m[1], m[2]) { // (have, want): not below
+
 		return ""
 	}
-	have, want := gpu.MustVersion(m[1]), gpu.MustVersion(m[2])
-	if have == nil || want == nil || want.Compare(have) <= 0 {
-		return ""
-	}
-	return r.quote(cudaRequiredRE)
+	return q
 }
 
 // gpuRental: the report runs on a GPU rental's machine with its GPU.
@@ -706,9 +708,13 @@ func cueFrameworkListsGPU(j *judge, r *reading) []cue {
 	if qs := p.Quotes["jax"]; len(qs) > 0 {
 		ev = `the report shows the framework listing the GPU: "` + qs[0] + `"`
 	}
-	return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev + ": its build has CUDA"}, {gpu.CauseDriverMissing, -2.5, ev + ": the driver works"},
-		{gpu.CauseDriverTooOld, -2, ev}, {gpu.CauseWSLOrContainer, -1.5, ev + ": the GPU reaches it"},
-		{gpu.CauseDeviceMismatchInCode, 1.5, ev + "; work that still runs on the CPU is placed there by the code (arrays or tensors made on the host and never moved)"}}
+	return append(gpuSeen(ev), cue{gpu.CauseDeviceMismatchInCode, 1.5, ev + "; work that still runs on the CPU is placed there by the code (arrays or tensors made on the host and never moved)"})
+}
+
+// gpuSeen: a framework that reached the GPU rules out what would keep it
+// from the GPU: a CPU build, the driver, a box without the GPU.
+func gpuSeen(ev string) []cue {
+	return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev}, {gpu.CauseDriverMissing, -2.5, ev}, {gpu.CauseDriverTooOld, -2, ev}, {gpu.CauseWSLOrContainer, -1.5, ev}}
 }
 
 // cueCheckedTrue: torch.cuda.is_available() answered True in the report:
@@ -720,8 +726,7 @@ func cueCheckedTrue(j *judge, r *reading) []cue {
 		return nil
 	}
 	ev := "the report shows torch.cuda.is_available() answering True: there, the build, the driver and the GPU work"
-	return []cue{{gpu.CauseCPUOnlyBuild, -2.5, ev}, {gpu.CauseDriverMissing, -2.5, ev}, {gpu.CauseDriverTooOld, -2, ev}, {gpu.CauseWSLOrContainer, -1.5, ev},
-		{gpu.CauseConflictingInstalls, 1, ev + "; a program that still sees no GPU may run another Python"}}
+	return append(gpuSeen(ev), cue{gpu.CauseConflictingInstalls, 1, ev + "; a program that still sees no GPU may run another Python"})
 }
 
 var (
@@ -924,7 +929,7 @@ func (j *judge) archCues(r *reading) []cue {
 				continue
 			}
 		}
-		if q := r.quote(cuda13RE); q != "" && gpu.MustVersion(cc).Compare(gpu.MustVersion("7.5")) < 0 {
+		if q := r.quote(cuda13RE); q != "" && beforeTuring(cc) {
 			out = append(out, cue{gpu.CauseArchUnsupported, 3, fmt.Sprintf("%s (compute capability %s) with %s: CUDA 13 dropped Maxwell, Pascal and Volta (below 7.5), so a build for it has no kernels for this GPU; a build for CUDA 12 has", g.Name, cc, said(q))})
 			continue
 		}
@@ -987,6 +992,10 @@ var buildNoCUDARE = mustCue(`\b(?:binary|build|release|version|exe|package|wheel
 // run on cuda").
 var toolkitOnlyRE = mustCue(`\b(?:installed|have|got) (?:the )?(?:newest |latest |new )?cuda(?: toolkit)?(?: \d+(?:\.\d)?)?(?: installed)?\b[^\n]{0,80}\b(?:can't|cannot|can not|doesn't|does not|won't|not) (?:run|use|work|detect|find|see)`,
 	"installed cuda", "have cuda", "got cuda", "the cuda", "newest cuda", "latest cuda", "new cuda")
+
+// beforeTuring: a GPU of compute capability cc predates Turing (7.5), the
+// oldest that CUDA 13 and NVIDIA's open kernel module support.
+func beforeTuring(cc string) bool { return cc != "" && !gpu.VersionAtLeast(cc, "7.5") }
 
 // cuda13RE: a build for CUDA 13 named (cu130, "built with CUDA 13").
 var cuda13RE = mustCue(`\bcu13\d\b|\bcuda[ -]?13(?:\.\d)?\b`, "cu13", "cuda 13", "cuda-13", "cuda13")
@@ -1252,7 +1261,7 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(openModuleRE); q != "" {
 		w := 2.0
 		for _, g := range j.f.NVML.GPUs {
-			if g.CC != "" && gpu.MustVersion(g.CC).Compare(gpu.MustVersion("7.5")) < 0 {
+			if beforeTuring(g.CC) {
 				w = 3.5 // a GPU before Turing: the open module cannot drive it at all
 			}
 		}

@@ -415,9 +415,10 @@ func alternatives(ls []*likely) string {
 // tellApart is the one command that shows whether the cause is this one,
 // on that machine, and what its output says.
 func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
-	then := " && " // PowerShell 5 has no &&: there, one command after the other
-	if j.windowsSaid(r) {
-		then = "; "
+	win := j.windowsSaid(r)
+	then := " && "
+	if win {
+		then = "; " // PowerShell 5 has no &&: one command after the other
 	}
 	switch c {
 	case gpu.CauseCPUOnlyBuild:
@@ -445,7 +446,7 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 	case gpu.CauseTFGPULibs:
 		return gpu.Step{Text: "TensorFlow logs each CUDA library it cannot load (\"Could not load dynamic library\"); a CUDA build with no GPU listed lacks them:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
 	case gpu.CauseDeviceSelection:
-		if then == "; " {
+		if win {
 			return gpu.Step{Text: "If CUDA_VISIBLE_DEVICES is set, or names a GPU the list does not have, the program is kept from the GPU:", Command: `nvidia-smi -L; "CUDA_VISIBLE_DEVICES=$env:CUDA_VISIBLE_DEVICES"`}
 		}
 		return gpu.Step{Text: "If CUDA_VISIBLE_DEVICES is set, or names a GPU the list does not have, the program is kept from the GPU:", Command: "nvidia-smi -L; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"}
@@ -477,7 +478,7 @@ func (j *judge) buildCheck(r *reading) gpu.Step {
 		return gpu.Step{Text: "If is_built_with_cuda() prints False, this TensorFlow is a CPU-only build:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
 	case r.quote(ortRE) != "" && r.quote(torchRE) == "":
 		return gpu.Step{Text: "If CUDAExecutionProvider is not listed, this ONNX Runtime is the CPU package:", Command: `python -c "import onnxruntime as ort; print(ort.__version__, ort.get_available_providers())"`}
-	case r.quote(torchRE) != "":
+	case r.quote(torchRE) != "": // torch named: its check, below, before the programs built on llama.cpp
 	case r.quote(ollamaRE) != "":
 		return gpu.Step{Text: "With a model loaded, PROCESSOR says where it runs: 100% CPU means ollama found no GPU it can use (its server log's \"inference compute\" line says which it found):", Command: "ollama ps"}
 	case r.quote(llamaPyRE) != "":

@@ -26,7 +26,7 @@ func (j *judge) sorted() []gpu.Finding {
 			return tx < ty
 		}
 		if x.order != y.order {
-			return x.order > 0 && x.order < y.order || x.order < 0 && x.order > y.order
+			return abs(x.order) < abs(y.order) // a tier holds orders of one sign: the likely 1, 2, 3; the possible -1, -2, -3
 		}
 		return findingRank(x.Finding) < findingRank(y.Finding)
 	})
@@ -67,3 +67,5 @@ func findingRank(f gpu.Finding) int {
 	}
 	return f.Cause.Rank()
 }
+
+func abs(n int) int { return max(n, -n) }

@@ -128,9 +128,6 @@ func (j *judge) reportCPUBesideGPUPackage() {
 		return
 	}
 	name := p.GPUPackages[0]
-	if gpuPackageAbsent(asciiLower(p.Text), name) {
-		return // named as what is missing: only the CPU package is there
-	}
 	cpu := strings.TrimSuffix(name, "-gpu")
 	j.addExplaining(gpu.Finding{ID: "report_cpu_package_beside_gpu_package", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
 		Title:    fmt.Sprintf("%s is installed, but the CPU package %s runs: it was installed beside it (often pulled in by another package) and wins the import", name, cpu),
@@ -138,38 +135,6 @@ func (j *judge) reportCPUBesideGPUPackage() {
 		Fix: []gpu.Step{{Text: "Remove both and reinstall only the GPU package (then install the other packages with --no-deps, or pin the GPU one):",
 			Command: fmt.Sprintf("pip uninstall -y %s %s && pip install %s", cpu, name, name)}}},
 		gpu.CauseCPUOnlyBuild)
-}
-
-// gpuPackageAbsent: the lower-cased text names the GPU package only as
-// what is not there ("the setup does not include onnxruntime-gpu",
-// "without paddlepaddle-gpu", "onnxruntime-gpu is not installed").
-func gpuPackageAbsent(low, name string) bool {
-	seen, absent := false, true
-	gpu.AnyAt(low, name, func(i int) bool {
-		seen = true
-		before := low[max(0, i-50):i]
-		if nl := strings.LastIndexByte(before, '\n'); nl >= 0 {
-			before = before[nl+1:]
-		}
-		after := low[i+len(name) : min(len(low), i+len(name)+30)]
-		if nl := strings.IndexByte(after, '\n'); nl >= 0 {
-			after = after[:nl]
-		}
-		neg := containsAny(before, " not ", "n't ", "without ", "missing ", "lacks ", "lack of ", " no ") || containsAny(after, " is not installed", " isn't installed", " is missing", " not installed", " missing")
-		absent = absent && neg
-		return !absent
-	})
-	return seen && absent
-}
-
-// containsAny: s holds one of words.
-func containsAny(s string, words ...string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // reportVisibleDevices judges CUDA_VISIBLE_DEVICES as the report sets it.

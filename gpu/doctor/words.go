@@ -181,14 +181,7 @@ var adviceWords = []string{"buy", "purchase", "recommend", "worth", "upgrade to"
 	"best gpu", "get for", "should i get", "which card", "which gpu is", "买哪", "推荐"}
 
 // adviceSought: the lower-cased text asks what to buy or choose.
-func adviceSought(low string) bool {
-	for _, w := range adviceWords {
-		if strings.Contains(low, w) {
-			return true
-		}
-	}
-	return false
-}
+func adviceSought(low string) bool { return containsAny(low, adviceWords...) }
 
 // questionSpan bounds how far past a question's opening words, or a CUDA
 // query, the next words are looked for: a line of a paste may be long, and

@@ -427,14 +427,9 @@ var recognisers = []recogniser{
 				strings.Contains(low, "change it to") || strings.Contains(low, "change to") || strings.Contains(low, "switch to") || strings.Contains(low, "better,") {
 				return // advice (a tool's, or the reporter's), not what the user installed
 			}
-			// "paddlepaddle (not paddlepaddle-gpu)", "instead of
-			// tensorflow-gpu": the package the user did not install.
 			name := strings.ToLower(m[1])
-			if i := strings.Index(low, name); i >= 0 {
-				before := strings.TrimRight(low[:i], " (")
-				if strings.HasSuffix(before, "not") || strings.HasSuffix(before, "instead of") || strings.HasSuffix(before, "rather than") || strings.HasSuffix(before, "without") {
-					return
-				}
+			if i := strings.Index(low, name); i >= 0 && notInstalled(low[:i], low[i+len(name):]) {
+				return
 			}
 			pp.p.GPUPackages = appendUnique(pp.p.GPUPackages, name)
 		}},
@@ -681,6 +676,30 @@ func (pp *parser) cudnnFile(s, line string) {
 
 // gpuInProse records a GPU model named in prose only when no tool's
 // output named one: prose is the weakest source.
+// notInstalled: the words before and after a GPU package's name on its
+// line name it as what the user did not install ("paddlepaddle (not
+// paddlepaddle-gpu)", "instead of tensorflow-gpu", "the setup does not
+// include onnxruntime-gpu", "onnxruntime-gpu is not installed").
+func notInstalled(before, after string) bool {
+	before = strings.TrimRight(before, " (")
+	if strings.HasSuffix(before, "not") || strings.HasSuffix(before, "instead of") || strings.HasSuffix(before, "rather than") || strings.HasSuffix(before, "without") {
+		return true
+	}
+	before = " " + before[max(0, len(before)-50):] + " "
+	for _, w := range []string{" not ", "n't ", "without ", "missing ", "lacks ", "lack of ", " no "} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	after = after[:min(len(after), 30)]
+	for _, w := range []string{" is not installed", " isn't installed", " not installed", " missing"} {
+		if strings.Contains(after, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // tiName names a GeForce written by its number and Ti alone ("5070ti",
 // "3060 Ti", only NVIDIA's cards are called so) as its series does: the
 // 10 and 16 series GTX, the later ones RTX.
