@@ -152,6 +152,7 @@ var cueRules = []func(j *judge, r *reading) []cue{
 	cueFrameworkListsGPU,
 	cueGPUNotCPU,
 	cueOtherFrameworks,
+	cueONNXRuntimeMatrix,
 	cueTwoInstalls,
 	cueArchitecture,
 	cueDriver,

@@ -400,6 +400,12 @@ func TestDifferentialReasons(t *testing.T) {
 		{"ultralytics device1 but it trains on gpu", "ultralytics device=1 but it trains on GPU 0", gpu.CauseDeviceSelection, ""},
 		{"how can i make the training use the seco", "How can I make the training use the second GPU instead of the first one?", gpu.CauseDeviceSelection, ""},
 		{"i have python 310 from the microsoft sto", "I have Python 3.10 from the Microsoft Store and Python 3.11 from python.org; pip installed torch into the other one", gpu.CauseConflictingInstalls, ""},
+		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
+		// built for (its requirements page): in words, no error text.
+		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},
+		{"ORT 1.19 wheel with CUDA 11.8", "onnxruntime-gpu==1.19.2, CUDA 11.8 installed, inference is slow and uses cpu", gpu.CauseConflictingInstalls, ""},
+		{"ORT 1.16 with cuDNN 9 in words", "onnxruntime-gpu 1.16.3 with CUDA 11.8 and cuDNN 9.1 installed, the GPU is not used", gpu.CauseCudnnProblem, ""},
+		{"ORT 1.17 with cuDNN 9", "Ubuntu 22.04, onnxruntime-gpu 1.17.1, cuda 12.2 and cudnn 9.0: face swapping runs on the cpu", gpu.CauseCudnnProblem, ""},
 		{"after installing xformers pip replaced m", "After installing xformers, pip replaced my torch with a different version and now cuda is False", gpu.CauseCPUOnlyBuild, gpu.CauseConflictingInstalls}, // the corpus labels a torch put back by an install as cpu_only_build
 		{"conda install pytorch then pip install t", "conda install pytorch then pip install torch on top: now import torch gives the CPU one", gpu.CauseConflictingInstalls, ""},
 		{"issue form with an unticked Mac box", "### Operating system\n\n- [ ] macOS\n- [x] Windows\n- [ ] Linux\n\n### What happened?\n\nI pick the RTX 3090 in the settings, but it still uses the first card.", gpu.CauseDeviceSelection, ""},

@@ -119,22 +119,50 @@ func (j *judge) reportCPUBesideGPUPackage() {
 		return
 	}
 	cpuShown := j.hitOf(gpu.CauseCPUOnlyBuild)
+	envCPU := false
 	if env, ok := j.reportEnv(); ok {
 		for _, pk := range env.Packages {
-			cpuShown = cpuShown || pk.CPUOnly && !pk.Shadowed && pk.Name != "torch"
+			envCPU = envCPU || pk.CPUOnly && !pk.Shadowed && pk.Name != "torch"
 		}
 	}
+	cpuShown = cpuShown || envCPU
 	if !cpuShown {
 		return
 	}
 	name := p.GPUPackages[0]
 	cpu := strings.TrimSuffix(name, "-gpu")
-	j.addExplaining(gpu.Finding{ID: "report_cpu_package_beside_gpu_package", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
+	weight := catalog.Strong
+	if !cpuPackageNamed(asciiLower(p.Text), cpu) && !envCPU {
+		// Only the GPU package is named, and something runs on the CPU:
+		// the CPU package beside it is one reading of many.
+		weight = catalog.Weak
+	}
+	j.addExplainingWeighted(weight, gpu.Finding{ID: "report_cpu_package_beside_gpu_package", Cause: gpu.CauseConflictingInstalls, Severity: gpu.SevError,
 		Title:    fmt.Sprintf("%s is installed, but the CPU package %s runs: it was installed beside it (often pulled in by another package) and wins the import", name, cpu),
 		Evidence: append(quoteLines(p.Quotes["tensorflow"]), "the report names "+strings.Join(p.GPUPackages, ", ")),
 		Fix: []gpu.Step{{Text: "Remove both and reinstall only the GPU package (then install the other packages with --no-deps, or pin the GPU one):",
 			Command: fmt.Sprintf("pip uninstall -y %s %s && pip install %s", cpu, name, name)}}},
 		gpu.CauseCPUOnlyBuild)
+}
+
+// cpuPackageNamed says whether low names the package cpu on its own, not
+// as the start of its GPU package's name (onnxruntime, not
+// onnxruntime-gpu), or the CPU provider alone.
+func cpuPackageNamed(low, cpu string) bool {
+	if strings.Contains(low, "['cpuexecutionprovider']") || strings.Contains(low, "[\"cpuexecutionprovider\"]") {
+		return true
+	}
+	for i := 0; ; {
+		k := strings.Index(low[i:], cpu)
+		if k < 0 {
+			return false
+		}
+		end := i + k + len(cpu)
+		if end >= len(low) || low[end] != '-' && low[end] != '_' && !isLetter(low[end]) {
+			return true
+		}
+		i = end
+	}
 }
 
 // reportVisibleDevices judges CUDA_VISIBLE_DEVICES as the report sets it.
