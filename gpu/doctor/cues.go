@@ -589,6 +589,9 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 		if r.quote(basicDisplayRE) != "" || r.quote(smiFailsRE) != "" || r.quote(noDriverRE) != "" {
 			w = 1 // the layer below is said to fail: that explains torch's symptom as well
 		}
+		if r.quote(cudnnWordsRE) != "" || r.quote(cudnnLibRE) != "" {
+			w = 0.5 // something loads cuDNN: a CUDA build is at work, and its library is the trouble
+		}
 		return append(out, cue{gpu.CauseCPUOnlyBuild, w, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
 	}
 	return out
@@ -1076,6 +1079,19 @@ var (
 	torchUpdateRE = mustCue(`\b(?:updat|upgrad)(?:e|ed|es|ing)\s+(?:my\s+|the\s+)?(?:py)?th?orch\b`, "pdat", "pgrad")
 	oldDriverRE   = mustCue(`\b(?:old|older|outdated) (?:nvidia )?driver|\bdriver (?:is )?(?:too )?old\b|\bupdate (?:the |my |your )?(?:nvidia |gpu )?driver|\bupgrad(?:e|ing) (?:the |my |your )?(?:nvidia |gpu )?driver`,
 		"driver")
+	// offloadRE: a model's layers said to be offloaded to the GPU, so
+	// many of so many ("offloading 10/51 layers to GPU", llama.cpp's
+	// "offloaded 10/51 layers to GPU").
+	offloadRE = mustCue(`\boffload(?:ed|ing|s)? (\d+) ?(?:/|of|out of) ?(\d+) (?:repeating )?layers to (?:the )?gpu\b`, "offload")
+	// driverReplacedRE: the NVIDIA driver said to have been replaced or
+	// removed, or reinstalling it said to have fixed it.
+	driverReplacedRE = mustCue(`\b(?:nvidia |gpu |graphics |video )?drivers? (?:were|was|got|had been|have been|has been) (?:replaced|removed|uninstalled|overwritten|deleted|wiped)\b|\breinstall(?:ed|ing)? (?:the |my )?(?:native |official |proper |original )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,40}\b(?:solved|fixed|works?|worked|helped|resolved)\b`,
+		"driver")
+	// driverRequiredRE: a driver branch or version said to be required
+	// ("image 23-12 requires driver version 545 or later", "CUDA 13
+	// requires driver >=580.65.06", "needs a 570+ driver").
+	driverRequiredRE = mustCue(`\b(?:requires?|required|needs?|needed|wants?|minimum(?: of)?|at least)\b[^\n]{0,20}?\b(?:nvidia )?drivers?(?: version)?\s*(?:>=|≥|of|version|r)?\s*(\d{3})(?:\.\d+){0,2}\b(?:\s*(?:or (?:later|newer|above|higher|greater)|\+|and (?:up|above|newer)))?|\b(?:requires?|needs?|wants?)\b[^\n]{0,12}?\b(?:an? )?(\d{3})(?:\.\d+){0,2}\+? (?:or (?:later|newer) )?(?:nvidia )?driver\b`,
+		"driver")
 	// cudaRequiredRE: the machine's CUDA and, after it, the CUDA a program
 	// requires ("my CUDA is 12.2 but F5-TTS requires at least 12.4").
 	cudaRequiredRE = mustCue(`cuda[^\n\d]{0,12}(\d{2}\.\d)[^\n]{0,80}?(?:requires?|needs?|required|最低要求|要求|minimum|at least|最低|>=|≥)[^\n\d]{0,20}(\d{2}\.\d)`,
@@ -1094,8 +1110,8 @@ var (
 	// neverMovedRE: the model or the data never moved to the GPU, in
 	// words ("no code that moves the model and data between CPU and GPU",
 	// "self.device is defined but never used").
-	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*)\b[^\n]{0,40}(?:\bto (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b`,
-		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined")
+	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*|add\w*)\b[^\n]{0,40}(?:\b(?:to|onto|into|on) (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b|\b(?:models?|networks?|weights|pipeline)\b[^\n]{0,30}\b(?:loaded|kept|stays?|remains?|left) (?:in|into|on|onto) (?:the )?cpu\b[^\n]{0,40}\b(?:not|never|instead of)\b`,
+		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined", "on the gpu", "on gpu", "onto", "into", "on cuda", "on the device", "on device", "cpu")
 	// memoryHeldRE: GPU memory not given back ("the GPU memory is not
 	// released after the process is stopped").
 	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\bmemory (?:is )?still (?:occupied|in use|held|allocated)\b|显存仍在占用|显存没有被清理|显存没有被释放|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放|(?:无法|不能|没法)释放显存|显存(?:无法|不能)释放|释放不了显存|强占(?:了)?显存`,
@@ -1125,7 +1141,8 @@ var (
 	switchIgnoredRE = mustCue(`\b(?:change|changing|switch|switching|set|setting)\b[^\n]{0,15}\bto (?:the )?(?:gpu|cuda)\b[^\n]{0,20}\b(?:does nothing|doing nothing|did nothing|has no effect|had no effect|no effect|nothing happens|nothing changes)`,
 		"nothing", "no effect")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
-	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one) (?:gpu|card|device(?: [^=\s]|$))`, "choose", "select", "pick", "specify", "assign")
+	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one|a|an?other) (?:gpu|card|device(?: [^=\s]|$))|\badd (?:an? |the )?(?:option |flag |argument |parameter )?(?:--)?(?:device[_-]index|gpu[_-]ids?|device[_-]ids?|gpu[_-]index)\b|(?:指定|选择|手动设置|设置) ?(?:gpu|显卡|device|设备|卡)|(?:gpu|显卡|device|设备)を(?:指定|選択)`,
+		"choose", "select", "pick", "specify", "assign", "add", "指定", "选择", "设置", "選択")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
 	// than 0 ("the default gpu_device is set to 1").
 	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
@@ -1140,7 +1157,7 @@ var (
 	mismatchRE  = mustCue(`same device|\bin different devices\b|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
 	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses?|using|runs on|running on|trains on|training on|always on|stays on|is on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
-	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
+	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)|(?:can't|cannot|can not|couldn't|could not|unable to|fails? to|failed to) (?:find|load|locate|open) (?:the )?cudnn`)
 	cudnnLibRE   = mustCue(`\bcudnn\w*64_\d+\.dll\b|\blibcudnn\w*\.so\.\d+`, "cudnn")
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
@@ -1277,11 +1294,17 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(gpuOffRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q) + ": the graphics mode switches the NVIDIA GPU (and its driver) off"})
 	}
+	if q := r.quote(driverReplacedRE); q != "" && !works {
+		out = append(out, cue{gpu.CauseDriverMissing, 2.5, said(q) + ": the NVIDIA driver was removed or replaced (by Windows Update, another installer or a cleanup tool): the GPU has no working NVIDIA driver until it is reinstalled"})
+	}
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
 	if q := r.cudaBelowRequired(); q != "" && !j.blackwell() {
 		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": the machine's CUDA is older than what the program needs; the driver sets the newest CUDA it can run, so a newer driver (not only a toolkit) is needed"})
+	}
+	if q, req := r.driverRequired(); q != "" && !j.driverAtLeast(req) {
+		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": a driver at least this new is required, and nothing shows one"})
 	}
 	if q := r.quote(tooOldRE); q != "" {
 		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
@@ -1309,7 +1332,7 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?|starts? on|starting on|loads? on|loading on|opens? on)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?|starts? on|starting on|loads? on|loading on|opens? on)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|device ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
 		"all gpus", "all the gpus", "all my gpus", "every gpu", "both gpus", "all cards", "occup", "always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
@@ -1339,6 +1362,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseDeviceSelection, 5, said(q) + ": a misspelled variable (CUDA reads only CUDA_VISIBLE_DEVICES, spelled so): it is ignored, and every GPU stays visible"})
 	} else if q := r.quote(selectRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 1.5, said(q) + ": the program picks its GPU (or the scheduler does)"})
+	}
+	if q := r.partOffload(); q != "" {
+		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": only some of the model's layers go to the GPU; the program's GPU-layers setting (n_gpu_layers, --gpulayers, -ngl) decides how many, and the rest run on the CPU"})
 	}
 	if q := r.quote(switchIgnoredRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's device setting is not taken (a setting saved elsewhere, a module's own switch, or a restart needed)"})
@@ -1393,15 +1419,67 @@ func cueLibraries(j *judge, r *reading) []cue {
 	if q := r.quote(cudnnWordsRE); q != "" && !strings.Contains(asciiLower(q), "could not collect") {
 		// (collect_env's "cuDNN version: Could not collect" is no
 		// problem: it prints so wherever cuDNN is not on the system path)
-		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q)})
+		out = append(out, cue{gpu.CauseCudnnProblem, 2.5, said(q)})
 	}
 	if q := r.quote(cudnnLibRE); q != "" && r.quote(tfRE) == "" { // (TensorFlow's own missing libraries are tf_gpu_libs)
-		out = append(out, cue{gpu.CauseCudnnProblem, 2, said(q) + ": a cuDNN library the program loads by name (its major version in the name) is not found or not the one it needs"})
+		out = append(out, cue{gpu.CauseCudnnProblem, 2.5, said(q) + ": a cuDNN library the program loads by name (its major version in the name) is not found or not the one it needs"})
 	}
 	if q := r.quote(tfLibsRE); q != "" && r.quote(tfRE) != "" {
 		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})
 	}
 	return out
+}
+
+// driverRequired is the report's words that require a driver branch, and
+// the branch ("" when none).
+func (r *reading) driverRequired() (quote, branch string) {
+	q := r.quote(driverRequiredRE)
+	if q == "" {
+		return "", ""
+	}
+	m := driverRequiredRE.FindStringSubmatch(r.low)
+	if m == nil {
+		return "", ""
+	}
+	for _, g := range m[1:] {
+		if n, err := strconv.Atoi(g); err == nil && n >= 300 && n < 1000 {
+			return q, g
+		}
+	}
+	return "", ""
+}
+
+// partOffload is the report's words saying that fewer of a model's
+// layers went to the GPU than it has, or "".
+func (r *reading) partOffload() string {
+	q := r.quote(offloadRE)
+	if q == "" {
+		return ""
+	}
+	m := offloadRE.FindStringSubmatch(r.low)
+	if m == nil {
+		return ""
+	}
+	n, err := strconv.Atoi(m[1])
+	of, err2 := strconv.Atoi(m[2])
+	if err != nil || err2 != nil || n >= of {
+		return ""
+	}
+	return q
+}
+
+// driverAtLeast: the report shows a driver of branch req or newer.
+func (j *judge) driverAtLeast(req string) bool {
+	dv := j.driverVersion()
+	if dv == "" {
+		dv = j.f.Paste.Prose["driver_words"]
+		if strings.SplitN(dv, ".", 2)[0] == req {
+			return false // the requirement itself, read as the driver
+		}
+	}
+	have, err := strconv.Atoi(strings.SplitN(dv, ".", 2)[0])
+	want, err2 := strconv.Atoi(req)
+	return err == nil && err2 == nil && have >= want
 }
 
 // gpuSessionRE: a hosted notebook or cloud session said to have a GPU

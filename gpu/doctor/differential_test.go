@@ -400,6 +400,20 @@ func TestDifferentialReasons(t *testing.T) {
 		{"ultralytics device1 but it trains on gpu", "ultralytics device=1 but it trains on GPU 0", gpu.CauseDeviceSelection, ""},
 		{"how can i make the training use the seco", "How can I make the training use the second GPU instead of the first one?", gpu.CauseDeviceSelection, ""},
 		{"i have python 310 from the microsoft sto", "I have Python 3.10 from the Microsoft Store and Python 3.11 from python.org; pip installed torch into the other one", gpu.CauseConflictingInstalls, ""},
+		// Session 8, round 1's tuning part, generalised: a model never put
+		// on the GPU, a GPU to choose, cuDNN named in words, a driver
+		// branch required, a driver replaced, layers partly offloaded, a
+		// kernel image the driver cannot load, tensors on two GPUs.
+		{"models left on the CPU", "Models are currently loaded into the CPU and never moved onto the GPU, please add a device parameter", gpu.CauseDeviceMismatchInCode, ""},
+		{"asking for a device index", "Please add a --device_index option so that I can select a GPU when the machine has several", gpu.CauseDeviceSelection, ""},
+		{"always device 0, in Chinese", "用 gpu 运行的时候发现永远运行在 device 0 上，可以手动设置 device 吗？", gpu.CauseDeviceSelection, ""},
+		{"a cuDNN DLL in words", "On Windows I get: cudnn ops64_9.dll is not found. torch 2.3.1 with faster-whisper", gpu.CauseCudnnProblem, ""},
+		{"cannot find cuDNN", "I installed cuDNN with pip and conda, but the program can't find cudnn on the library path, transcription fails", gpu.CauseCudnnProblem, ""},
+		{"a driver branch required", "The new image requires driver version 545 or later; our Debian hosts have the packaged driver and the detector fails", gpu.CauseDriverTooOld, ""},
+		{"driver replaced", "After the update the nvidia drivers were replaced with others and the GPU is no longer detected", gpu.CauseDriverMissing, ""},
+		{"layers partly offloaded", "It is only offloading 10/51 layers to GPU although the card has 48GB, the rest runs on the CPU and it is slow", gpu.CauseDeviceSelection, ""},
+		{"a kernel image the driver cannot load", "Triton Error [CUDA]: device kernel image is invalid when running on a rented pod", gpu.CauseDriverTooOld, gpu.CauseArchUnsupported},
+		{"tensors on two GPUs", "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0! (when checking argument for argument index)", gpu.CauseDeviceMismatchInCode, gpu.CauseDeviceSelection},
 		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
 		// built for (its requirements page): in words, no error text.
 		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},
@@ -814,5 +828,34 @@ func TestBuildCheckPerFramework(t *testing.T) {
 		if got := j.buildCheck(j.reading()).Command; !strings.Contains(got, c.want) {
 			t.Errorf("%q: command %q, want one with %q", c.text, got, c.want)
 		}
+	}
+}
+
+// TestTorchCapabilityRange: torch's "Found GPU0 … which is of cuda
+// capability X" warning read with the range beside it: a GPU above the
+// range is called too new, not too old, and one above it within the same
+// major version (GB10, 12.1, against kernels up to 12.0) runs them, so the
+// warning proves nothing.
+func TestTorchCapabilityRange(t *testing.T) {
+	warn := func(name, cc, lo, hi string) string {
+		return "UserWarning:\n    Found GPU0 " + name + " which is of cuda capability " + cc + ".\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (" + lo + ") - (" + hi + ")\n"
+	}
+	find := func(rep gpu.Report) *gpu.Finding {
+		for i, f := range rep.Findings {
+			if f.ID == "report_torch_gpu_too_old" {
+				return &rep.Findings[i]
+			}
+		}
+		return nil
+	}
+	if f := find(diagnoseText(t, warn("NVIDIA GB10", "12.1", "8.0", "12.0"))); f != nil {
+		t.Errorf("GB10 against kernels up to 12.0: %q, want no such finding", f.Title)
+	}
+	f := find(diagnoseText(t, warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0")))
+	if f == nil || !strings.Contains(f.Title, "newer than the build's kernels (up to 9.0)") {
+		t.Errorf("RTX 5090 against kernels up to 9.0: %+v, want the GPU called newer than the build", f)
+	}
+	if f := find(diagnoseText(t, warn("NVIDIA GeForce GTX 1080", "6.1", "7.5", "12.0"))); f == nil || f.Cause != gpu.CauseArchUnsupported {
+		t.Errorf("GTX 1080 against kernels from 7.5: %+v, want arch_unsupported", f)
 	}
 }

@@ -47,7 +47,7 @@ func (j *judge) judgePaste() {
 	}
 	j.reportSituations()
 	j.reportRules()
-	hits := tfLibraryLog(p.Signatures)
+	hits := torchCapabilityRange(specificFirst(tfLibraryLog(p.Signatures)), p.Text)
 	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Strength > hits[b].Strength })
 	for _, h := range hits {
 		if j.explainedBy(h) || j.joinSameCause(h) || h.Strength <= catalog.Weak && j.explainSymptom(h) {
@@ -104,6 +104,51 @@ func tfLibraryLog(in []gpu.SignatureHit) []gpu.SignatureHit {
 		}
 	}
 	return hits
+}
+
+// narrower is, per signature, the broader ones a hit of it stands for: the
+// same text told more closely (tensors on two GPUs are tensors on
+// different devices, which alone would prove code that mixes the CPU and
+// the GPU).
+var narrower = map[string][]string{"tensors_on_two_gpus": {"tensors_on_different_devices"}, "tf_device_kernel_image_invalid": {"device_kernel_image_invalid"}}
+
+// specificFirst drops the hits that a narrower hit stands for.
+func specificFirst(hits []gpu.SignatureHit) []gpu.SignatureHit {
+	drop := map[string]bool{}
+	for _, h := range hits {
+		for _, id := range narrower[h.ID] {
+			drop[id] = true
+		}
+	}
+	return slices.DeleteFunc(hits, func(h gpu.SignatureHit) bool { return drop[h.ID] })
+}
+
+// torchRangeRE is the range of compute capabilities torch's warning says
+// its build has kernels for: "Minimum and Maximum cuda capability
+// supported by this version of PyTorch is (8.0) - (12.0)".
+var torchRangeRE = regexp.MustCompile(`(?i)minimum and maximum cuda capability supported by this version of pytorch is\s*\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)`)
+
+// torchCapabilityRange reads torch's "Found GPU0 … which is of cuda
+// capability X" warning with the range it gives: a GPU above the range is
+// too new for the build, not too old; and one above it within the same
+// major version (12.1 against 12.0) runs the build's kernels for that
+// major (a cubin for X.y runs on X.z, z ≥ y: CUDA's binary
+// compatibility), so the warning alone proves nothing.
+func torchCapabilityRange(hits []gpu.SignatureHit, text string) []gpu.SignatureHit {
+	out := make([]gpu.SignatureHit, 0, len(hits))
+	for _, h := range hits {
+		if m := torchRangeRE.FindStringSubmatch(text); h.ID == "torch_gpu_too_old" && h.Values["cc"] != "" && m != nil {
+			cc, top := gpu.MustVersion(h.Values["cc"]), gpu.MustVersion(m[2])
+			if cc != nil && top != nil && cc.Compare(top) > 0 {
+				if cc.Major() == top.Major() {
+					continue // a warning, not the cause
+				}
+				h.Title = "PyTorch says the GPU's compute capability (" + h.Values["cc"] + ") is newer than the build's kernels (up to " + m[2] + ")"
+			}
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // hasProblem: an error or a warning has been found.
