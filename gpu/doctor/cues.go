@@ -550,14 +550,22 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 	if j.windowsSaid(r) || r.quote(tfRE) == "" || r.any("torch") && !r.any("tensorflow") || r.any("tensorflow version: n/a", "is_tf_available: false") {
 		return nil // no TensorFlow, or one an environment report says is not there
 	}
+	if r.any("create cudnn handle", "cudnn_status_internal_error", "cudnn_status_alloc_failed") {
+		// cuDNN was loaded and ran far enough to fail making its handle:
+		// TensorFlow found its libraries; it took the GPU's memory first.
+		return []cue{{gpu.CauseTFGPULibs, -1, "TensorFlow loaded cuDNN (it failed later, creating its handle): its CUDA libraries were found"}}
+	}
 	return []cue{{gpu.CauseTFGPULibs, 2, "TensorFlow on Linux or WSL finds the GPU only with the CUDA libraries of its release (pip install tensorflow[and-cuda] from 2.14)"},
 		{gpu.CauseCPUOnlyBuild, 0.5, "TensorFlow: a CPU package (tensorflow-cpu, or tensorflow before 2.1) never uses the GPU"}}
 }
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu ?版(?:本)?|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu ?版(?:本)?|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:to|into|with|gets?|pulls?|pulled|resolves?|resolved) (?:the )?cpu(?:-only)? wheels?\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
 		"cpu", "torch.version.cuda", "with no cuda", "without cuda support")
+	// jetsonRE: an NVIDIA Jetson (JetPack, L4T), whose GPU torch needs
+	// its own wheels.
+	jetsonRE   = mustCue(`\bjetson\b|\bl4t\b|\bjetpack\b|\borin (?:agx|nano|nx)\b`, "jetson", "l4t", "jetpack", "orin")
 	notBuiltRE = mustCue(`is_compiled_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|is_built_with_cuda\(\)\W*(?:is |returns? |->|:|=)?\s*false|not compiled with cuda`)
 )
 
@@ -573,6 +581,9 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(buildNoCUDARE); q != "" && !containsAny(asciiLower(q), "gpu does", "gpu doesn", "card does", "card doesn", "graphics", "amd", "intel", "mac") {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 2.5, said(q) + ": a build (binary, release, package) without CUDA support runs on the CPU whatever the GPU; its CUDA variant is needed"})
+	}
+	if q := r.quote(jetsonRE); q != "" && r.quote(torchRE) != "" && !j.torchSawGPU() {
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 2, said(q) + ": a Jetson needs torch built for JetPack (NVIDIA's Jetson wheels, or an L4T image such as dustynv/pytorch); pip's torch for aarch64 from PyPI, or a generic image, runs on the CPU"})
 	}
 	if q := r.quote(toolkitOnlyRE); q != "" && !j.torchSawGPU() {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 1.5, said(q) + ": a CUDA toolkit installed does not make the program's framework a CUDA build (a CPU wheel ignores it, and a CUDA wheel brings its own CUDA)"})
@@ -794,6 +805,8 @@ func cueOtherFrameworks(j *judge, r *reading) []cue {
 		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && r.any("cpuexecutionprovider only", "only cpuexecutionprovider", "only the cpuexecutionprovider", "['cpuexecutionprovider']", "only cpu provider", "only the cpu provider"):
 			out = append(out, cue{gpu.CauseConflictingInstalls, 2, "onnxruntime-gpu installed, yet only the CPU provider offered: most often the CPU package onnxruntime beside it wins the import"},
 				cue{gpu.CauseCudnnProblem, 1, "or the CUDA provider cannot load its CUDA and cuDNN libraries"})
+		case r.any("onnxruntime-gpu", "onnxruntime_gpu") && r.any("onnxruntime-directml", "onnxruntime_directml"):
+			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-directml beside onnxruntime-gpu: both are the module onnxruntime, and whichever was installed last wins the import"})
 		case slices.Contains(gpuPkgs, "onnxruntime-gpu") && cpuPkg != "":
 			out = append(out, cue{gpu.CauseConflictingInstalls, 2.5, "onnxruntime-gpu with the CPU package onnxruntime beside it: the CPU one wins the import"})
 		case cpuPkg != "":
@@ -967,13 +980,44 @@ func (j *judge) archCues(r *reading) []cue {
 	return out
 }
 
-func cueArchitecture(j *judge, r *reading) []cue { return j.archCues(r) }
+func cueArchitecture(j *judge, r *reading) []cue { return append(j.archCues(r), j.minCCCues(r)...) }
+
+// minCCRE: a minimum compute capability said in words ("requires a
+// minimum compute capability of 6.0", "compute capability 7.0 or
+// higher").
+var minCCRE = mustCue(`\bminimum (?:required )?(?:cuda )?compute capability(?: required)?(?: of| is|:)? ?(\d{1,2}\.\d)\b|\bcompute capability (?:of )?(\d{1,2}\.\d) or (?:higher|above|later|newer)\b|\bcompute capability (?:>=|≥|of at least|at least) ?(\d{1,2}\.\d)\b`,
+	"compute capability")
+
+// minCCCues: a GPU of the report below a minimum compute capability the
+// report names has no kernels in that build.
+func (j *judge) minCCCues(r *reading) []cue {
+	q := r.quote(minCCRE)
+	if q == "" {
+		return nil
+	}
+	m := minCCRE.FindStringSubmatch(r.low)
+	var floor gpu.Version
+	for _, g := range m[1:] {
+		if floor = gpu.MustVersion(g); g != "" && floor != nil {
+			break
+		}
+	}
+	if floor == nil {
+		return nil
+	}
+	for _, g := range j.f.NVML.GPUs {
+		if cc := gpu.MustVersion(g.CC); cc != nil && cc.Compare(floor) < 0 {
+			return []cue{{gpu.CauseArchUnsupported, 4, fmt.Sprintf("%s: %s (compute capability %s) is below it, so the build has no kernels for it", said(q), g.Name, g.CC)}}
+		}
+	}
+	return nil
+}
 
 // driverAbsentRE: the NVIDIA driver (a branch of it) said to be missing
 // or not offered ("470 drivers are missing in the listing", "no driver
 // for this kernel").
-var driverAbsentRE = mustCue(`\b(?:nvidia |\d{3} )?drivers? (?:are|is) missing\b|\bno (?:nvidia |\d{3} )?drivers? (?:for|available for) (?:this |the |my |the new )?(?:kernel|card|gpu)\b`,
-	"missing", "no driver", "no nvidia driver", "drivers for", "driver for", "available for")
+var driverAbsentRE = mustCue(`\b(?:nvidia |\d{3} )?drivers? (?:are|is) missing\b|\bno (?:nvidia |\d{3} )?drivers? (?:for|available for) (?:this |the |my |the new )?(?:kernel|card|gpu)\b|\b(?:nvidia |gpu )?drivers? (?:is |are |was |were )?not (?:getting |being )?installed\b|\bnot having (?:the )?(?:nvidia |gpu )?drivers? installed\b`,
+	"missing", "no driver", "no nvidia driver", "drivers for", "driver for", "available for", "installed")
 
 // openModuleRE: NVIDIA's open kernel module named (the open flavour
 // against the closed one, nvidia-open, the GSP it needs).
@@ -1104,18 +1148,18 @@ var (
 	// upgraded the nvidia driver to version 560, and then it works").
 	upgradeFixedRE = mustCue(`\b(?:upgrad|updat)(?:ed|ing) (?:the |my )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,50}\b(?:(?:and )?(?:then |now )?it (?:works|worked|runs)|fixed (?:it|the)|solved (?:it|the)|resolved (?:it|the))\b`,
 		"upgraded", "updated", "upgrading", "updating")
-	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|メモリ不足|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
-		"out of memory", "oom", "显存不足", "显存溢出", "メモリ不足", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
+	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|显存不够|メモリ不足|메모리가 부족|메모리 부족|메모리 초과|нехватка (?:видео)?памяти|недостаточно (?:видео)?памяти|memoria insuficiente|sin memoria|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
+		"out of memory", "oom", "显存不足", "显存溢出", "显存不够", "メモリ不足", "메모리", "памяти", "memoria", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
 	selectRE = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
 	// neverMovedRE: the model or the data never moved to the GPU, in
 	// words ("no code that moves the model and data between CPU and GPU",
 	// "self.device is defined but never used").
-	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*|add\w*)\b[^\n]{0,40}(?:\b(?:to|onto|into|on) (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b|\b(?:models?|networks?|weights|pipeline)\b[^\n]{0,30}\b(?:loaded|kept|stays?|remains?|left) (?:in|into|on|onto) (?:the )?cpu\b[^\n]{0,40}\b(?:not|never|instead of)\b`,
-		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined", "on the gpu", "on gpu", "onto", "into", "on cuda", "on the device", "on device", "cpu")
+	neverMovedRE = mustCue(`\b(?:never|not|no code|doesn't|does not|don't|do not|didn't|did not|isn't|is not)\b[^\n]{0,60}\b(?:mov\w*|transfer\w*|switch\w*|send\w*|sent|put\w*|load\w*|add\w*)\b[^\n]{0,40}(?:\b(?:to|onto|into|on) (?:the )?(?:gpu|cuda|device)\b|\bbetween (?:the )?cpu and (?:the )?gpu)|\bdevice\W{0,3} (?:is |was )?defined\b[^\n]{0,30}\b(?:not|never) used\b|\b(?:models?|networks?|weights|pipeline)\b[^\n]{0,30}\b(?:loaded|kept|stays?|remains?|left) (?:in|into|on|onto) (?:the )?cpu\b[^\n]{0,40}\b(?:not|never|instead of)\b|(?:没有|没|未|无法|不能|不会)(?:被)?(?:正确)?(?:随之)?(?:转移|移动|迁移|放|加载)(?:到)? ?(?:gpu|cuda|显卡)|(?:无法|没有|未)(?:正确)?随之转移`,
+		"to the gpu", "to gpu", "to cuda", "to the device", "to device", "cpu and gpu", "cpu and the gpu", "defined", "on the gpu", "on gpu", "onto", "into", "on cuda", "on the device", "on device", "cpu", "转移", "移动", "迁移", "放", "加载")
 	// memoryHeldRE: GPU memory not given back ("the GPU memory is not
 	// released after the process is stopped").
-	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\bmemory (?:is )?still (?:occupied|in use|held|allocated)\b|显存仍在占用|显存没有被清理|显存没有被释放|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放|(?:无法|不能|没法)释放显存|显存(?:无法|不能)释放|释放不了显存|强占(?:了)?显存`,
-		"released", "freed", "cleared", "release", "free", "clear", "显存", "still")
+	memoryHeldRE = mustCue(`\bmemory (?:is |was )?(?:not|never) (?:released|freed|cleared)\b|\bmemory (?:is )?still (?:occupied|in use|held|allocated)\b|显存仍在占用|显存没有被清理|显存没有被释放|\b(?:not|never) (?:release|releasing|free|freeing|clear|clearing)s? (?:the )?(?:gpu |video |cuda )?memory\b|显存不释放|显存没有释放|(?:无法|不能|没法)释放显存|显存(?:无法|不能)释放|释放不了显存|强占(?:了)?显存|\b(?:another|other|second|a different) (?:program|process|application|app|job|model|notebook|kernel)s?\b[^\n]{0,40}\b(?:uses?|using|takes?|taking|occup\w*|holds?|holding|eats?|eating)\b[^\n]{0,25}\b(?:gpu memory|video memory|vram|(?:a lot of |most of the |all the )?(?:gpu |video )?memory)\b|다른 (?:사용자|프로그램|프로세스)[^\n]{0,20}(?:사용|점유)`,
+		"released", "freed", "cleared", "release", "free", "clear", "显存", "still", "another", "other", "second", "different", "다른")
 	// oldGPUDroppedRE: support for older GPUs said to be gone from a build
 	// ("pytorch support for older GPUs like mine was removed").
 	oldGPUDroppedRE = mustCue(`\bsupport for (?:older|old|my) (?:gpus?|cards?|graphics cards?)\b[^\n]{0,40}\b(?:removed|dropped|gone|ended)\b|\b(?:older|old) (?:gpus?|cards?)\b[^\n]{0,40}\b(?:no longer supported|not supported any ?more|were removed|was removed|were dropped|was dropped)\b|\b(?:did not|didn't|does not|doesn't|no longer) support (?:the )?(?:old|older)\b[^\n]{0,30}\b(?:card|gpu|cuda version|architecture)\b|\b(?:my |the )?gpu is too old\b`,
@@ -1416,7 +1460,7 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 // cueLibraries: cuDNN and CUDA libraries named in words.
 func cueLibraries(j *judge, r *reading) []cue {
 	var out []cue
-	if q := r.quote(cudnnWordsRE); q != "" && !strings.Contains(asciiLower(q), "could not collect") {
+	if q := r.quote(cudnnWordsRE); q != "" && !containsAny(asciiLower(q), "could not collect", "cudnn_status_internal_error", "create cudnn handle", "cudnn_status_alloc_failed") {
 		// (collect_env's "cuDNN version: Could not collect" is no
 		// problem: it prints so wherever cuDNN is not on the system path)
 		out = append(out, cue{gpu.CauseCudnnProblem, 2.5, said(q)})

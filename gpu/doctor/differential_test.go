@@ -414,6 +414,17 @@ func TestDifferentialReasons(t *testing.T) {
 		{"layers partly offloaded", "It is only offloading 10/51 layers to GPU although the card has 48GB, the rest runs on the CPU and it is slow", gpu.CauseDeviceSelection, ""},
 		{"a kernel image the driver cannot load", "Triton Error [CUDA]: device kernel image is invalid when running on a rented pod", gpu.CauseDriverTooOld, gpu.CauseArchUnsupported},
 		{"tensors on two GPUs", "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0! (when checking argument for argument index)", gpu.CauseDeviceMismatchInCode, gpu.CauseDeviceSelection},
+		// Session 8, round 2's tuning part, generalised.
+		{"memory used by other users, in Korean", "GPU 메모리 에러: 다른 사용자들이 사용하고 있어 메모리가 부족하여 GPU를 사용할 수 없습니다", gpu.CauseOutOfMemory, ""},
+		{"another program holds the memory", "When another program that uses a lot of GPU memory is running, the tool crashes with a core dump", gpu.CauseOutOfMemory, ""},
+		{"members not moved, in Chinese", "模型在cpu和gpu设备之间转移时，部分成员变量无法正确随之转移，计算时报错", gpu.CauseDeviceMismatchInCode, ""},
+		{"ORT DirectML beside ORT GPU", "On Windows the installer puts onnxruntime-directml beside onnxruntime-gpu, and the CUDA provider is not used", gpu.CauseConflictingInstalls, ""},
+		{"driver not getting installed", "The NVIDIA driver is not getting installed on the new GPU desktops after the latest update", gpu.CauseDriverMissing, ""},
+		{"TF cuDNN handle", "TensorFlow 2.3 on a Tesla T4: Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", gpu.CauseOutOfMemory, ""},
+		{"minimum compute capability in words", "TensorFlow 1.13 requires a minimum compute capability of 6.0, so my GeForce GTX 980 Ti is ignored and it trains on the CPU", gpu.CauseArchUnsupported, ""},
+		{"Jetson with pip's torch", "On a Jetson Orin Nano I ran pip install torch and torch.cuda.is_available() is False", gpu.CauseCPUOnlyBuild, ""},
+		{"resolved to CPU wheels", "uv resolved torch to the CPU wheels, so inference falls back to the CPU", gpu.CauseCPUOnlyBuild, ""},
+		{"ORT C package with cuDNN 9", "onnxruntime-win-x64-cuda12-1.17.1 with CUDA 12.4 and cudnn9: LoadLibrary failed with error 126 when loading onnxruntime_providers_cuda.dll", gpu.CauseCudnnProblem, ""},
 		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
 		// built for (its requirements page): in words, no error text.
 		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},

@@ -46,7 +46,9 @@ func ortBuildOf(minor, patch int) (b ortBuild, ok bool) {
 var (
 	// ortGPUVersionRE: onnxruntime-gpu and its version, as pip list, pip
 	// install, a wheel's file name or prose write it.
-	ortGPUVersionRE = mustCue(`\bonnxruntime[-_]gpu[ \t]*(?:==|>=|~=|=|:|-|\(|version|v)?[ \t]*v?1\.(\d{1,2})(?:\.(\d{1,2}))?\b`, "onnxruntime")
+	// The C and C++ packages are named onnxruntime-win-x64-gpu-1.17.1 and
+	// onnxruntime-linux-x64-cuda12-1.17.1.
+	ortGPUVersionRE = mustCue(`\bonnxruntime[-_](?:gpu|(?:win|linux)-(?:x64|aarch64|arm64)-(?:gpu|cuda1[12]))[ \t]*(?:==|>=|~=|=|:|-|\(|version|v)?[ \t]*v?1\.(\d{1,2})(?:\.(\d{1,2}))?\b`, "onnxruntime")
 	// cudnnMajorRE: a cuDNN major version the report names: in words
 	// (cuDNN 8.9, cudnn v9), a library file (cudnn64_8.dll,
 	// cudnn_ops_infer64_8.dll, libcudnn.so.9) or a pip package

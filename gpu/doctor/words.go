@@ -68,7 +68,7 @@ var causeWords = map[gpu.Cause]string{
 // pip list), and the fallback stays silent on it.
 var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "can't", "can not", "couldn't", "could not",
 	"unable", "not able to", "not found", "not available", "not detected", "not recognized", "not recognised", "not working", "not work",
-	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "wrong",
+	"doesn't", "does not", "isn't", "won't", "didn't", "did not", "exception", "traceback", "problem", "issue", "issues", "wrong",
 	"crash", "crashed", "crashes", "segmentation fault", "segfault", "core dumped", "not runable", "not runnable", "not running", "mismatch", "missing", "invalid", "out of memory", "available: false", "available() false",
 	"available()) false", "returns false", "returned false", "return false", "is false", "only cpu", "cpu only", "uses cpu",
 	"using cpu", "uses the cpu", "using the cpu", "runs on cpu", "on the cpu", "instead of gpu", "instead of the gpu",
@@ -91,7 +91,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
 	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
 	"エラー", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
-	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "실패", "인식", "안됩니다", "안 됩니다",
+	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "에러", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "always use cpu", "always on cpu", "cpu not gpu", "cpu, not gpu", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",
 	"not installed", "wrong gpu", "不生效", "无效", "还是跑在", "siempre usa", "only uses one", "only one gpu", "single gpu",
