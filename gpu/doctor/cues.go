@@ -580,7 +580,7 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3, said(q)})
 	}
 	if q := r.quote(buildNoCUDARE); q != "" && !containsAny(asciiLower(q), "gpu does", "gpu doesn", "card does", "card doesn", "graphics", "amd", "intel", "mac") {
-		out = append(out, cue{gpu.CauseCPUOnlyBuild, 2.5, said(q) + ": a build (binary, release, package) without CUDA support runs on the CPU whatever the GPU; its CUDA variant is needed"})
+		out = append(out, cue{gpu.CauseCPUOnlyBuild, 3.5, said(q) + ": a build (binary, release, package) without CUDA support runs on the CPU whatever the GPU; its CUDA variant is needed"})
 	}
 	if q := r.quote(jetsonRE); q != "" && r.quote(torchRE) != "" && !j.torchSawGPU() {
 		out = append(out, cue{gpu.CauseCPUOnlyBuild, 2, said(q) + ": a Jetson needs torch built for JetPack (NVIDIA's Jetson wheels, or an L4T image such as dustynv/pytorch); pip's torch for aarch64 from PyPI, or a generic image, runs on the CPU"})
@@ -600,8 +600,8 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 		if r.quote(basicDisplayRE) != "" || r.quote(smiFailsRE) != "" || r.quote(noDriverRE) != "" {
 			w = 1 // the layer below is said to fail: that explains torch's symptom as well
 		}
-		if r.quote(cudnnWordsRE) != "" || r.quote(cudnnLibRE) != "" {
-			w = 0.5 // something loads cuDNN: a CUDA build is at work, and its library is the trouble
+		if r.quote(cudnnWordsRE) != "" || r.quote(cudnnLibRE) != "" || r.quote(cudaRuntimeMissingRE) != "" {
+			w = 0.5 // something loads cuDNN or CUDA's libraries: a CUDA build is at work, and its library is the trouble
 		}
 		return append(out, cue{gpu.CauseCPUOnlyBuild, w, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
 	}
@@ -748,7 +748,7 @@ var (
 	paddleRE  = mustCue(`\bpaddle(?:paddle)?\b|\bpaddleocr\b|\bpaddlex\b|\bpaddlespeech\b`)
 	jaxRE     = mustCue(`\bjax\b|\bjaxlib\b`)
 	jaxCUDARE = mustCue(`jax\[cuda|jax-cuda|cuda\d*_pjrt|cuda\d*-plugin|jaxlib[^\n]{0,20}\+cuda`)
-	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider`)
+	ortRE     = mustCue(`\bonnxruntime\b|\bonnx runtime\b|cudaexecutionprovider|\bonnxruntime_(?:gpu|directml)\b`)
 	// The llama.cpp family: ollama, llama-cpp-python, and programs built
 	// on llama.cpp or whisper.cpp (koboldcpp), CPU builds unless built
 	// with CUDA.
@@ -1127,6 +1127,16 @@ var (
 	// many of so many ("offloading 10/51 layers to GPU", llama.cpp's
 	// "offloaded 10/51 layers to GPU").
 	offloadRE = mustCue(`\boffload(?:ed|ing|s)? (\d+) ?(?:/|of|out of) ?(\d+) (?:repeating )?layers to (?:the )?gpu\b`, "offload")
+	// cudaRuntimeMissingRE: the CUDA runtime libraries a program loads said
+	// not to be on the machine ("I didn't have CUDA toolkit installed",
+	// "copy the DLLs from the CUDA 13 install folder").
+	cudaRuntimeMissingRE = mustCue(`\b(?:didn't|did not|don't|do not|doesn't|does not|haven't|have not|hadn't|had not)\b[^\n]{0,12}\b(?:have|had|install|installed|ship|include|bundle)\b[^\n]{0,10}\bcuda (?:toolkit|runtime|libraries|libs|dlls?)\b|\bcuda (?:toolkit|runtime|libraries|libs|dlls?) (?:is |are |was |were )?(?:not installed|missing|not found)\b|\binstall(?:ed|ing)? (?:the )?cuda (?:toolkit|runtime)\b[^\n]{0,40}\b(?:works?|worked|fixed|solved|back to working)\b|\bcop(?:y|ied|ying)\b[^\n]{0,60}\bfrom (?:the )?cuda\b[^\n]{0,20}\b(?:install|folder|directory|bin)\b`,
+		"cuda toolkit", "cuda runtime", "cuda librar", "cuda libs", "cuda dll", "from cuda", "from the cuda")
+	// placedRE: tensors said to be made or left on another device than
+	// the model's ("some tensors get placed on cuda:0", "attention bias
+	// was created on cuda:0", "zero_points.device.type cpu" beside cuda).
+	placedRE = mustCue(`\b(?:tensors?|bias|masks?|buffers?|inputs?|outputs?|zero[_ ]points?|members?|parameters|params|weights|embeddings?|labels|targets)\b[^\n]{0,30}\b(?:created|placed|allocated|initiali[sz]ed|put|left|stays?|remains?|kept)\b[^\n]{0,15}\bon (?:cuda:\d|the cpu|cpu|gpu ?0|device 0)\b|\bdevice\.type\W{0,3}cuda\b[^\n]{0,60}\bdevice\.type\W{0,3}cpu\b|\bdevice\.type\W{0,3}cpu\b[^\n]{0,60}\bdevice\.type\W{0,3}cuda\b`,
+		"created", "placed", "allocated", "initiali", " put", "left", "stay", "remain", "kept", "device.type")
 	// driverReplacedRE: the NVIDIA driver said to have been replaced or
 	// removed, or reinstalling it said to have fixed it.
 	driverReplacedRE = mustCue(`\b(?:nvidia |gpu |graphics |video )?drivers? (?:were|was|got|had been|have been|has been) (?:replaced|removed|uninstalled|overwritten|deleted|wiped)\b|\breinstall(?:ed|ing)? (?:the |my )?(?:native |official |proper |original )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,40}\b(?:solved|fixed|works?|worked|helped|resolved)\b`,
@@ -1148,8 +1158,8 @@ var (
 	// upgraded the nvidia driver to version 560, and then it works").
 	upgradeFixedRE = mustCue(`\b(?:upgrad|updat)(?:ed|ing) (?:the |my )?(?:nvidia |gpu |graphics )?drivers?\b[^\n]{0,50}\b(?:(?:and )?(?:then |now )?it (?:works|worked|runs)|fixed (?:it|the)|solved (?:it|the)|resolved (?:it|the))\b`,
 		"upgraded", "updated", "upgrading", "updating")
-	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|显存不够|メモリ不足|메모리가 부족|메모리 부족|메모리 초과|нехватка (?:видео)?памяти|недостаточно (?:видео)?памяти|memoria insuficiente|sin memoria|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b`,
-		"out of memory", "oom", "显存不足", "显存溢出", "显存不够", "メモリ不足", "메모리", "памяти", "memoria", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
+	oomRE = mustCue(`\bout of memory\b|\boom\b|显存不足|显存溢出|显存不够|メモリ不足|메모리가 부족|메모리 부족|메모리 초과|нехватка (?:видео)?памяти|недостаточно (?:видео)?памяти|memoria insuficiente|sin memoria|占用显存|显存被占用|\b(?:still )?(?:hold|holds|holding|occupy|occupies|occupying)(?: the)? (?:gpu |video )?memory\b|\b(?:does not|doesn't|won't|will not|cannot|can't) fit (?:in|into|on)\b|\b\d{1,3}%/\d{1,3}% cpu/gpu\b|\b(?:vram|gpu memory|video memory) (?:issue|problem|limit|limitation)s?\b|\bnot enough (?:vram|gpu memory|video memory)\b|\bran out of (?:vram|gpu memory|video memory)\b|\b(?:vram|gpu memory) (?:is |was |gets? )?(?:full|exhausted|maxed out)\b`,
+		"vram", "gpu memory", "video memory", "out of memory", "oom", "显存不足", "显存溢出", "显存不够", "メモリ不足", "메모리", "памяти", "memoria", " fit ", "cpu/gpu", "占用显存", "显存被占用", "memory")
 	selectRE = mustCue(`cuda_visible_devices|distributeddataparallel|\bddp\b|\bmulti[- ]gpus?\b|\bmultiple gpus\b|\bdevice\s*=\s*['"]?(?:cuda:)?[1-9]\b|\bcuda:[1-9]\b|--gpus? [1-9]\b|--gpu_ids?\b|\bgpu_ids?\b|\bdevice_ids?\b|\blocal_rank\b|\bsecond gpu\b|\bgpu ?(?:id|index)\b|\bslurm\b|\bsrun\b|--gres`)
 	// neverMovedRE: the model or the data never moved to the GPU, in
 	// words ("no code that moves the model and data between CPU and GPU",
@@ -1376,7 +1386,7 @@ var (
 	// wrongGPURE: the program runs on another GPU than the one asked for,
 	// or its device is fixed in the code (English, Chinese, Spanish,
 	// Portuguese).
-	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?|starts? on|starting on|loads? on|loading on|opens? on)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|device ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b`,
+	wrongGPURE = mustCue(`\b(?:always|still|only) (?:uses?|using|runs? on|running on|trains? on|training on|picks?|goes to|selects?|starts? on|starting on|loads? on|loading on|opens? on)\s+(?:the |my )?(?:first|second|other|wrong|1st|2nd|gpu ?\d|cuda:\d|card ?\d|device ?\d|\d(?:st|nd|rd|th) gpu|(?:rtx |gtx )?\d{4})\b|\b(?:want|wanted|trying|try|need) (?:to )?(?:only )?(?:use|train|run|set|assign|select|pick)(?: only)?(?: on| with)? (?:only )?(?:the |my )?(?:first|second|other|\d(?:st|nd|rd|th)|gpu ?(?:= ?|id ?|index ?)?\d|cuda:\d|(?:rtx |gtx )?\d{4})\b|\bhard-?cod(?:ed|es|ing)?\b[^\n]{0,40}\b(?:cuda:\d|device|gpu)|\b(?:cuda:\d|device|gpu)\b[^\n]{0,30}\bhard-?coded\b|\b(?:which|that) i'?m not (?:trying to |going to )?(?:use|using|train)|\binstead of (?:gpu|cuda:?|card) ?[0-9]\b|\b(?:gpu|cuda:?) ?0\b[^\n]{0,40}\b(?:instead|is being used|being used|is used)\b|指定[^\n]{0,30}(?:卡|gpu|显卡)[^\n]{0,30}(?:无效|不生效|没用|还是|仍然|依然|并没有使用|没有使用|没有用)|(?:还是|仍然|依然|一直)(?:跑在|用|使用|在)[^\n]{0,6}(?:0号|第一张|第0|cuda:?0|gpu ?0)|siempre usa la (?:primera|otra|segunda)|sempre usa a (?:primeira|outra|segunda)|\b(?:only|still) (?:uses?|using|runs? on|running on|trains? on|training on) (?:one|a single|1) gpu\b|\b(?:trains?|runs?|training|running) on a single gpu\b|\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b[^\n]{0,60}\b(?:2|two|multiple|several|[3-8]) gpus\b|\b(?:second|other) gpu (?:stays|is|remains) (?:idle|at 0|unused)|\bset_device\(\s*[1-9]\s*\)[^\n]{0,30}\b(?:is ignored|ignored|has no effect|does nothing|does not work|doesn't work)|\b(?:lands?|landing|ends? up|goes|allocates?|allocated|allocating|loads?|loaded) on (?:cuda:0|gpu ?0)\b|\bignor(?:es|ed|ing)\b[^\n]{0,20}(?:--gpus?|--device|--gpu_ids?|gpu_ids?|device=|cuda_visible_devices|(?:gpu|device|card) (?:choice|selection|setting|id|index))|\b(?:gpu|cuda:?|card|device) ?[1-9]\b[^\n]{0,50}\b(?:but|yet|although|still)\b[^\n]{0,30}\b(?:gpu|cuda:?|card|device) ?0\b|別の(?:gpu|グラボ|グラフィックボード)が使われ|\b(?:[2-8]|two|three|four|multiple|several) gpus\b[^\n]{0,60}\bdevice_count\(\)\W{0,12}(?:returns? |is |gives |shows? |=|->|:)?\s*1\b|\bbut (?:it )?(?:still |always )?(?:uses?|using|runs? on|running on|trains? on|training on|goes to|picks)\s+(?:the |my )?(?:gpu ?0|cuda:0|first (?:gpu|card)|1st gpu)\b|\b(?:second|2nd|other|another|first|1st) (?:gpu|card)\b[^\n]{0,20}\binstead of (?:the )?(?:first|second|other|1st|2nd)\b|\b(?:uses?|using|occup(?:y|ies|ying)|takes?|taking|grabs?|runs? on) (?:all|every|both)(?: the| my)? (?:gpus|cards|gpu)\b[^\n]{0,30}\b(?:when|though|despite|even|although|but|with)\b[^\n]{0,30}(?:--device|device|cuda:\d|--gpus?|gpu_ids?|cuda_visible_devices|one gpu|a single gpu|only)|\b(?:always|still) occup(?:y|ies|ying) (?:the )?(?:gpu|cuda):?\s?0\b|\b(?:gpu|device|card) (?:choice|selection|setting|index|id)\b[^\n]{0,20}\b(?:is |was |gets? )?ignored\b|\b(?:uses?|using|runs? on|running on|picks?|picking)\b[^\n]{0,50}\binstead of the (?:selected|chosen|configured|specified)(?: one| gpu| card| device)?\b`,
 		"all gpus", "all the gpus", "all my gpus", "every gpu", "both gpus", "all cards", "occup", "always", "still", "only", "want", "trying", "try to", "need to", "hard", "not trying", "not going", "m not us", "m not train", "instead of", "gpu0", "gpu 0", "cuda0", "cuda:0", "cuda 0", "指定", "还是", "仍然", "依然", "一直", "siempre usa", "sempre usa", "single gpu", "device_count", "second gpu", "other gpu", "but", "instead of", "set_device", "land", "end up", "ends up", "goes on", "allocat", "loads on", "loaded on", "ignor", "別の")
 	// cpuAskedRE: a setting that asks for the CPU (a config's device: cpu,
 	// use_gpu: false, --device cpu, CUDA_VISIBLE_DEVICES empty or -1).
@@ -1446,6 +1456,9 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	if q := r.quote(mismatchRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 1.5, said(q)})
 	}
+	if q := r.quote(placedRE); q != "" {
+		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 3, said(q) + ": the code makes some tensors on a fixed device (cuda:0, the CPU) instead of the model's device, so they meet tensors on another"})
+	}
 	if q := r.quote(neverMovedRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceMismatchInCode, 2.5, said(q) + ": code that never moves the model and the data to the GPU trains on the CPU"})
 	}
@@ -1467,6 +1480,9 @@ func cueLibraries(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(cudnnLibRE); q != "" && r.quote(tfRE) == "" { // (TensorFlow's own missing libraries are tf_gpu_libs)
 		out = append(out, cue{gpu.CauseCudnnProblem, 2.5, said(q) + ": a cuDNN library the program loads by name (its major version in the name) is not found or not the one it needs"})
+	}
+	if q := r.quote(cudaRuntimeMissingRE); q != "" && r.quote(tfRE) == "" {
+		out = append(out, cue{gpu.CauseTFGPULibs, 2.5, said(q) + ": the CUDA runtime libraries the program loads (cudart, cuBLAS; a CUDA toolkit or the program's own copies) are not on the machine"})
 	}
 	if q := r.quote(tfLibsRE); q != "" && r.quote(tfRE) != "" {
 		out = append(out, cue{gpu.CauseTFGPULibs, 2, said(q) + ": TensorFlow loads the CUDA libraries of its release by name"})

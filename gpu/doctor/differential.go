@@ -440,8 +440,14 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 	case gpu.CauseArchUnsupported:
 		return gpu.Step{Text: "If the GPU's compute capability (compute_cap) is not in the build's arch list, the build has no kernels for it:", Command: "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv" + then + nextTorch}
 	case gpu.CauseConflictingInstalls:
+		if ortOnly(r) {
+			return gpu.Step{Text: "If pip lists more than one onnxruntime package (onnxruntime, onnxruntime-gpu, onnxruntime-directml), or the GPU package is for another CUDA than the machine's, they clash:", Command: "pip list" + pipGrep(win, "onnxruntime") + then + ortProviders}
+		}
 		return gpu.Step{Text: "If the Python that runs is not the one the CUDA build was installed into, or torch is found in another folder, two installs clash:", Command: `python -c "import sys, torch; print(sys.executable, torch.__file__, torch.__version__, torch.version.cuda)"`}
 	case gpu.CauseCudnnProblem:
+		if ortOnly(r) {
+			return gpu.Step{Text: "ONNX Runtime says which library its CUDA provider could not load when asked for it (cuDNN's major version must be the one its build wants: cuDNN 9 from onnxruntime-gpu 1.19, cuDNN 8 before):", Command: `python -c "import onnxruntime as ort; from onnxruntime.datasets import get_example; print(ort.__version__, ort.get_available_providers()); ort.InferenceSession(get_example('sigmoid.onnx'), providers=['CUDAExecutionProvider'])"`}
+		}
 		return gpu.Step{Text: "If cuDNN's version is None or not the one the framework was built with, cuDNN is the problem:", Command: `python -c "import torch; print(torch.version.cuda, torch.backends.cudnn.version())"`}
 	case gpu.CauseTFGPULibs:
 		return gpu.Step{Text: "TensorFlow logs each CUDA library it cannot load (\"Could not load dynamic library\"); a CUDA build with no GPU listed lacks them:", Command: `python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))"`}
@@ -464,6 +470,21 @@ func (j *judge) tellApart(r *reading, c gpu.Cause) gpu.Step {
 		return gpu.Step{Text: "List the machine's graphics adapters: without an NVIDIA one, CUDA cannot run:", Command: "lspci | grep -iE 'vga|3d|display'"}
 	}
 	return gpu.Step{Text: "Run the full check on that machine:", Command: nextFull}
+}
+
+// ortProviders prints ONNX Runtime's version, where it is imported from
+// and the providers it offers.
+const ortProviders = `python -c "import onnxruntime as ort; print(ort.__file__, ort.__version__, ort.get_available_providers())"`
+
+// ortOnly: the report is about ONNX Runtime, not torch.
+func ortOnly(r *reading) bool { return r.quote(ortRE) != "" && r.quote(torchRE) == "" }
+
+// pipGrep filters pip list for name, in the shell of the report's system.
+func pipGrep(windows bool, name string) string {
+	if windows {
+		return " | findstr /i " + name
+	}
+	return " | grep -i " + name
 }
 
 // buildCheck is the command that shows the build of the framework the

@@ -425,6 +425,16 @@ func TestDifferentialReasons(t *testing.T) {
 		{"Jetson with pip's torch", "On a Jetson Orin Nano I ran pip install torch and torch.cuda.is_available() is False", gpu.CauseCPUOnlyBuild, ""},
 		{"resolved to CPU wheels", "uv resolved torch to the CPU wheels, so inference falls back to the CPU", gpu.CauseCPUOnlyBuild, ""},
 		{"ORT C package with cuDNN 9", "onnxruntime-win-x64-cuda12-1.17.1 with CUDA 12.4 and cudnn9: LoadLibrary failed with error 126 when loading onnxruntime_providers_cuda.dll", gpu.CauseCudnnProblem, ""},
+		// Session 8, round 3's tuning part, generalised.
+		{"CUDA toolkit not installed", "I didn't have the CUDA toolkit installed, so the app's GPU acceleration could not start the model", gpu.CauseTFGPULibs, ""},
+		{"DLLs copied from the CUDA folder", "The portable build does not work on Windows unless you copy 11 DLL files from the CUDA 13 install folder into torch\\lib", gpu.CauseTFGPULibs, ""},
+		{"a VRAM issue in words", "Transcription stops partway on my laptop; I assumed it was a VRAM issue, the GPU is a GTX 1050 with 4GB", gpu.CauseOutOfMemory, ""},
+		{"the selected GPU not used", "When upscaling is enabled it is always using the GPU in the window title instead of the selected one", gpu.CauseDeviceSelection, ""},
+		{"a device selection ignored", "The device selection (iGPU) is ignored, the model loads on the discrete NVIDIA GPU instead", gpu.CauseDeviceSelection, ""},
+		{"how to run on AMD", "AMD cuda error. How can I run it on AMD? It says CUDA is not available", gpu.CauseOther, ""},
+		{"on AMD, in Russian", "Подскажите, как запустить на amd? torch.cuda.is_available(): False", gpu.CauseOther, ""},
+		{"tensors placed on cuda:0", "When training on cuda:1 the program fails because some tensors get placed on cuda:0", gpu.CauseDeviceMismatchInCode, ""},
+		{"Xid 79", "Training stops after an hour; dmesg shows NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus", gpu.CauseOther, ""},
 		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
 		// built for (its requirements page): in words, no error text.
 		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},
@@ -715,7 +725,11 @@ func TestCueNeedles(t *testing.T) {
 		"device_count() returns 1 with 2 gpus; only uses one gpu; trains on a single gpu; built for torch 2.1; conda list and pip list; vs code runs the global python; uninstalled the nvidia driver; 0.16.0+cpu",
 		"with two GPUs, torch uses the GTX 1050 instead of the RTX 3090; the default gpu_device is set to 1; how to choose which GPU to use?",
 		"the GPU memory is not released; pytorch support for older GPUs was removed; no code moves the model to the GPU",
-		"the GPU has 4GB VRAM and the model is 8GB; Colab with T4 runtime; on Kaggle with a P100; the GPU runtime is enabled"}
+		"the GPU has 4GB VRAM and the model is 8GB; Colab with T4 runtime; on Kaggle with a P100; the GPU runtime is enabled",
+		"the NVIDIA driver is not getting installed; the nvidia drivers were replaced with others; image 23-12 requires driver version 545 or later",
+		"it is only offloading 10/51 layers to GPU; some tensors get placed on cuda:0; I didn't have the CUDA toolkit installed",
+		"TF 1.13 requires a minimum compute capability of 6.0; a Jetson Orin Nano with L4T; onnxruntime-gpu 1.20.1 with cuDNN 8.9 and CUDA 12.4; cudnn64_9.dll",
+		"the linux release binary does not support cuda; I have the newest cuda installed 12.2 but it can't run on cuda; the 560 open driver ignores it, the closed driver works"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -729,7 +743,9 @@ func TestCueNeedles(t *testing.T) {
 		tfRE, tfVersionRE, cuda12RE, windowsWSLRE, torchRE, cpuBuildRE, notBuiltRE, paddleRE, jaxRE, jaxCUDARE, ortRE, ortCPURE,
 		bothInstallsRE, otherEnvRE, variantRE, smiFailsRE, noDriverRE, afterUpdRE, oldDriverRE, oomRE, selectRE, mismatchRE,
 		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE,
-		otherCardRE, gpuIDSetRE, chooseGPURE, memoryHeldRE, oldGPUDroppedRE, neverMovedRE, vramRE, modelSizeRE, gpuSessionRE, cpuTierRE} {
+		otherCardRE, gpuIDSetRE, chooseGPURE, memoryHeldRE, oldGPUDroppedRE, neverMovedRE, vramRE, modelSizeRE, gpuSessionRE, cpuTierRE,
+		driverAbsentRE, driverReplacedRE, driverRequiredRE, offloadRE, placedRE, cudaRuntimeMissingRE, minCCRE, jetsonRE,
+		ortGPUVersionRE, cudnnMajorRE, cudaMajorRE, buildNoCUDARE, toolkitOnlyRE, openModuleRE, cudnnLibRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low

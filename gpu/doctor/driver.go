@@ -92,8 +92,8 @@ func (j *judge) judgeDriver() bool {
 				{Text: "Check the device files' owners and modes:", Command: "ls -l /dev/nvidia*"}}})
 		return false
 	case gpu.NVMLGPULost:
-		j.add(gpu.Finding{ID: "gpu_lost", Cause: gpu.CauseDriverMissing, Severity: gpu.SevError,
-			Title:    "A GPU has fallen off the bus",
+		j.add(gpu.Finding{ID: "gpu_lost", Cause: gpu.CauseOther, Severity: gpu.SevError,
+			Title:    "A GPU has fallen off the bus (a hardware fault: power, seating or heat; not the software)",
 			Evidence: []string{nvEv},
 			Fix: []gpu.Step{{Text: "Read the driver's Xid errors, then power-cycle the machine (check power cables and the PCIe slot if it repeats):", Command: "sudo dmesg | grep -i xid"},
 				{Text: "Restart:", Command: "sudo reboot"}}})

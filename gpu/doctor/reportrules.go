@@ -146,8 +146,9 @@ func (j *judge) reportCPUBesideGPUPackage() {
 }
 
 // cpuPackageNamed says whether low names the package cpu on its own, not
-// as the start of its GPU package's name (onnxruntime, not
-// onnxruntime-gpu), or the CPU provider alone.
+// as the start of its GPU package's name nor as the module in code
+// (onnxruntime, not onnxruntime-gpu nor onnxruntime.get_device()), or the
+// CPU provider alone.
 func cpuPackageNamed(low, cpu string) bool {
 	if strings.Contains(low, "['cpuexecutionprovider']") || strings.Contains(low, "[\"cpuexecutionprovider\"]") {
 		return true
@@ -158,7 +159,7 @@ func cpuPackageNamed(low, cpu string) bool {
 			return false
 		}
 		end := i + k + len(cpu)
-		if end >= len(low) || low[end] != '-' && low[end] != '_' && !isLetter(low[end]) {
+		if end >= len(low) || low[end] != '-' && low[end] != '_' && low[end] != '.' && !isLetter(low[end]) {
 			return true
 		}
 		i = end

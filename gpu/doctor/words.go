@@ -85,7 +85,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"devuelve false", "retorna false", "возвращает false", "no detecta", "não detecta", "не видит", "не находит",
 	"no funciona", "não funciona", "не работает", "no está disponible", "não está disponível", "недоступ", "erro", "ошибка",
 	"no reconoce", "não reconhece", "인식하지", "못합니다", "찾을 수 없", "no se encuentra", "não encontrado", "не найден",
-	"nicht gefunden", "introuvable", "no puede", "no carga", "動かなく", "使えなく", "작동하지", "不能用", "掉了",
+	"nicht gefunden", "introuvable", "no puede", "no carga", "動かなく", "使えなく", "작동하지", "不能用", "掉了", "没有效果", "没效果", "没有任何效果", "没反应", "没有反应",
 	// A device query that answers the CPU, or CUDA off.
 	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
