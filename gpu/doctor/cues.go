@@ -561,7 +561,7 @@ func cueLinuxTensorFlow(j *judge, r *reading) []cue {
 
 var (
 	torchRE    = mustCue(`\btorch\b|\bpytorch\b`)
-	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu ?版(?:本)?|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:to|into|with|gets?|pulls?|pulled|resolves?|resolved) (?:the )?cpu(?:-only)? wheels?\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
+	cpuBuildRE = mustCue(`torch\.version\.cuda\)?\W{0,12}(?:is |gives |returns? |prints? |shows? |->|:|=)?\s*none\b|\+cpu\b|\bcpuonly\b|\bcpu[- ]only (?:version|build|wheel|package|torch|pytorch)|\bcpu version of (?:torch|pytorch|tensorflow|paddle)|\b(?:torch|pytorch|paddle|tensorflow)(?:'s)? cpu version\b|\bpytorch-cpu\b|\btensorflow-cpu\b|cpu ?版(?:本)?|\b(?:is|it's|its|got|gave me|installed|installs) (?:the |a )?cpu(?:-only)? (?:build|version|wheel|package)\b|\b(?:to|into|with|gets?|pulls?|pulled|resolves?|resolved) (?:the )?cpu(?:-only)? wheels?\b|\b(?:installed|installs|got|gets|pulled|resolved)\b[^\n]{0,40}\b(?:torch|pytorch)\b[^\n]{0,25}\bcpu(?:-only)? (?:build|wheel)\b|\b(?:torch|pytorch)\b[^\n]{0,40}\b(?:with no cuda|without cuda support|no cuda \(cpu)`,
 		"cpu", "torch.version.cuda", "with no cuda", "without cuda support")
 	// jetsonRE: an NVIDIA Jetson (JetPack, L4T), whose GPU torch needs
 	// its own wheels.
@@ -980,7 +980,30 @@ func (j *judge) archCues(r *reading) []cue {
 	return out
 }
 
-func cueArchitecture(j *judge, r *reading) []cue { return append(j.archCues(r), j.minCCCues(r)...) }
+func cueArchitecture(j *judge, r *reading) []cue {
+	return append(append(j.archCues(r), j.minCCCues(r)...), torchRangeCues(r)...)
+}
+
+// torchRangeCues: torch's warning that names a GPU's compute capability
+// and the range its build has kernels for. A GPU inside the range, or above
+// it within the same major version (12.1 against 12.0: CUDA's binary
+// compatibility), runs the build's kernels: not a GPU the build lacks.
+func torchRangeCues(r *reading) []cue {
+	m := torchRangeRE.FindStringSubmatch(r.low)
+	c := torchFoundCCRE.FindStringSubmatch(r.low)
+	if m == nil || c == nil {
+		return nil
+	}
+	cc, lo, hi := gpu.MustVersion(c[1]), gpu.MustVersion(m[1]), gpu.MustVersion(m[2])
+	if cc == nil || lo == nil || hi == nil || cc.Compare(lo) < 0 || cc.Compare(hi) > 0 && cc.Major() != hi.Major() {
+		return nil
+	}
+	return []cue{{gpu.CauseArchUnsupported, -5, fmt.Sprintf("torch's build has kernels for compute capability %s to %s, which run on this GPU's %s: its warning is not the cause", m[1], m[2], c[1])}}
+}
+
+// torchFoundCCRE is the compute capability torch's warning names ("Found
+// GPU0 NVIDIA GB10 which is of cuda capability 12.1").
+var torchFoundCCRE = regexp.MustCompile(`which is of cuda capability (\d+\.\d+)`)
 
 // minCCRE: a minimum compute capability said in words ("requires a
 // minimum compute capability of 6.0", "compute capability 7.0 or
@@ -1211,7 +1234,7 @@ var (
 	mismatchRE  = mustCue(`same device|\bin different devices\b|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
 	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses?|using|runs on|running on|trains on|training on|always on|stays on|is on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
-	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)|(?:can't|cannot|can not|couldn't|could not|unable to|fails? to|failed to) (?:find|load|locate|open) (?:the )?cudnn`)
+	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)|(?:can't|cannot|can not|couldn't|could not|unable to|fails? to|failed to) (?:find|load|locate|open) (?:the )?cudnn|(?:\bno|\bwithout|\bnever (?:requests?|installs?|ships?|includes?|bundles?|pulls?))\W{1,3}(?:the )?\W?(?:nvidia-)?cudnn\b`)
 	cudnnLibRE   = mustCue(`\bcudnn\w*64_\d+\.dll\b|\blibcudnn\w*\.so\.\d+`, "cudnn")
 	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )

@@ -172,7 +172,7 @@ func withLookalikes(named []*likely, n int, ruledOut map[gpu.Cause]bool) []*like
 // says something is wrong, quoted.
 func (j *judge) troubleSaid() string {
 	r := j.reading()
-	for _, re := range []*catalog.Pattern{wrongGPURE, otherCardRE, stuckInstallRE, cpuAskedRE, boxBlindRE, bothInstallsRE, bothInstalls2RE, openVsClosedRE, neverMovedRE, chooseGPURE, driverReplacedRE, oomRE, driverAbsentRE} {
+	for _, re := range []*catalog.Pattern{wrongGPURE, otherCardRE, stuckInstallRE, cpuAskedRE, boxBlindRE, bothInstallsRE, bothInstalls2RE, openVsClosedRE, neverMovedRE, chooseGPURE, driverReplacedRE, oomRE, driverAbsentRE, cpuBuildRE} {
 		if q := r.quote(re); q != "" {
 			return q
 		}

@@ -435,6 +435,10 @@ func TestDifferentialReasons(t *testing.T) {
 		{"on AMD, in Russian", "Подскажите, как запустить на amd? torch.cuda.is_available(): False", gpu.CauseOther, ""},
 		{"tensors placed on cuda:0", "When training on cuda:1 the program fails because some tensors get placed on cuda:0", gpu.CauseDeviceMismatchInCode, ""},
 		{"Xid 79", "Training stops after an hour; dmesg shows NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus", gpu.CauseOther, ""},
+		// Session 8, round 4's tuning part, generalised.
+		{"number before the series, in Japanese", "RVC が 5090 rtx で動作しないのはなぜですか?", gpu.CauseArchUnsupported, ""},
+		{"installed a torch CPU build", "On the aarch64 box uv installed the PyPI `torch==2.10.0` CPU build, so nothing uses the GPU", gpu.CauseCPUOnlyBuild, ""},
+		{"cuDNN never requested", "The installer never requests nvidia-cudnn-cu12, so the ONNX session silently falls back to the CPU", gpu.CauseCudnnProblem, ""},
 		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
 		// built for (its requirements page): in words, no error text.
 		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},
@@ -875,8 +879,12 @@ func TestTorchCapabilityRange(t *testing.T) {
 		}
 		return nil
 	}
-	if f := find(diagnoseText(t, warn("NVIDIA GB10", "12.1", "8.0", "12.0"))); f != nil {
+	gb10 := diagnoseText(t, "Is this expected?\n"+warn("NVIDIA GB10", "12.1", "8.0", "12.0"))
+	if f := find(gb10); f != nil {
 		t.Errorf("GB10 against kernels up to 12.0: %q, want no such finding", f.Title)
+	}
+	if top := topCauses(gb10, 3); slices.Contains(top, gpu.CauseArchUnsupported) {
+		t.Errorf("GB10 against kernels up to 12.0: causes %v, want no arch_unsupported (the build's 12.0 kernels run on 12.1)", top)
 	}
 	f := find(diagnoseText(t, warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0")))
 	if f == nil || !strings.Contains(f.Title, "newer than the build's kernels (up to 9.0)") {

@@ -90,7 +90,7 @@ var troubleWords = []string{"error", "failed", "fails", "failure", "cannot", "ca
 	"says cpu", "returns cpu", "shows cpu", "gives cpu", "only lists the cpu", "only lists cpu", "without cuda", "cuda false",
 	"→ false", "-> false", "=> false", "+cpu", "not listed", "isn't listed", "not showing", "gpu unused", "gpu is unused",
 	"gpu not used", "gpu is not used", "gpu isn't used", "only shows cpu", "only shows the cpu", "only shows cpudevice",
-	"エラー", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
+	"エラー", "動作しない", "動作しません", "できない", "認識しない", "認識されない", "使えない", "認識されません", "認識しません", "認識できない", "認識できません",
 	"できません", "使えません", "動かない", "動きません", "見つかりません", "没有用上", "用不上", "识别不了", "不识别", "检测不了", "falseになり", "falseになる", "falseが返", "오류", "에러", "실패", "인식", "안됩니다", "안 됩니다",
 	// The wrong GPU, an install that does not take, a driver not loaded.
 	"always uses", "always use cpu", "always on cpu", "cpu not gpu", "cpu, not gpu", "still uses", "still runs", "still shows", "still loads", "does nothing", "not loaded", "unavailable",

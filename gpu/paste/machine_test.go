@@ -194,13 +194,14 @@ func TestGeForceByTi(t *testing.T) {
 		"I have a 5070ti and nothing works": "RTX 5070 Ti",
 		"my 3060 Ti is idle":                "RTX 3060 Ti",
 		"the old 1050ti laptop":             "GTX 1050 Ti",
+		"RVC が 5090 rtx で動作しない":             "RTX 5090",
 	} {
 		f := Parse(text, time.Now())
 		if got := f.Paste.Prose["gpu"]; got != want {
 			t.Errorf("%q: GPU %q, want %q", text, got, want)
 		}
 	}
-	for in, want := range map[string]string{"RTX 3060 Ti": "RTX 3060 Ti", "6000ti": "6000ti", "50ti": "50ti"} {
+	for in, want := range map[string]string{"RTX 3060 Ti": "RTX 3060 Ti", "6000ti": "6000ti", "50ti": "50ti", "4090 rtx": "RTX 4090", "12 rtx": "12 rtx"} {
 		if got := tiName(in); got != want {
 			t.Errorf("tiName(%q) = %q, want %q", in, got, want)
 		}

@@ -569,7 +569,7 @@ var (
 	smiqKeyRE       = regexp.MustCompile(`^([A-Za-z][A-Za-z .()/-]*?)\s+:\s*(.*)$`)
 	smiqSection     = regexp.MustCompile(`^(FB Memory Usage|MIG Mode|Processes|Utilization)\s*$`)
 	knownGPURE      = regexp.MustCompile(`(?i)^(?:(?:nvidia|geforce|quadro|tesla|titan)\b|(?:rtx|gtx|gt|mx)\s?\d|rtx\s+(?:pro\s+)?a?\d|\d{3,4}mx\b|[ahlbtvkp]\d{1,4}[a-z]?\b)`)
-	proseGPURE      = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|[1-5]0[5-9]0\s?ti|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
+	proseGPURE      = regexp.MustCompile(`(?i)\b((?:nvidia\s+)?(?:geforce\s+)?(?:rtx\s?50(?:xx|\d0)?\s?series|rtx\s?50xx|rtx\s+(?:pro\s+)?a?\d{4}\s+(?:ada|blackwell)|rtx\s+(?:pro\s+)?a\d{4}|(?:rtx|gtx|gt|mx)\s?-?\d{3,4}(?:\s?(?:ti|super|max-q|laptop(?:\s+gpu)?|mobile|m|d)\b)*|[1-5]0[5-9]0\s?ti|[2-5]0[5-9]0\s?rtx|\d{3,4}mx|titan\s+(?:rtx|xp|x|v|z|black)|quadro\s+(?:rtx\s+)?[kmptg]?\d{3,4}|(?:tesla\s+)?(?:k(?:10|20x?|40[cm]?|80)|m(?:40|60)|p(?:4|40|100)|v100|t4|a(?:10g?|16|30|40|100|800)|h(?:20|100|200|800)|b(?:100|200|300)|l(?:4|20|40s?)|gh200|gb200)|tesla\s+m(?:4|6|10)))\b`)
 )
 
 func validVersion(s string) bool {
@@ -702,9 +702,16 @@ func notInstalled(before, after string) bool {
 
 // tiName names a GeForce written by its number and Ti alone ("5070ti",
 // "3060 Ti", only NVIDIA's cards are called so) as its series does: the
-// 10 and 16 series GTX, the later ones RTX.
+// 10 and 16 series GTX, the later ones RTX; and one written number first
+// ("5090 rtx") as RTX 5090.
 func tiName(name string) string {
 	n := strings.TrimSpace(name)
+	if low := strings.ToLower(n); strings.HasSuffix(low, "rtx") && len(n) >= 7 {
+		// "5090 rtx": the number before the series, as some write it.
+		if num := strings.TrimSpace(n[:len(n)-3]); len(num) == 4 && strings.Trim(num, "0123456789") == "" {
+			return "RTX " + num
+		}
+	}
 	if len(n) < 6 || n[0] < '1' || n[0] > '5' || !strings.HasSuffix(strings.ToLower(n), "ti") {
 		return name
 	}
