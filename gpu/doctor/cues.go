@@ -973,6 +973,7 @@ func (j *judge) archCues(r *reading) []cue {
 				// no kernels for (it warns, then fails at the first
 				// kernel): False points elsewhere (the build, the driver).
 				w = 1
+				out = append(out, cue{gpu.CauseCPUOnlyBuild, 1, fmt.Sprintf("torch says CUDA is not available: on %s, a build without its kernels would still show it available, so the build itself (or the driver) comes first", g.Name)})
 			}
 			out = append(out, cue{gpu.CauseArchUnsupported, w, fmt.Sprintf("%s (compute capability %s) is older than what %s's builds support (%s and up)", g.Name, cc, framework, floor)})
 		}
@@ -1055,8 +1056,8 @@ const openVsClosed = `\bopen (?:kernel )?(?:driver|modules?)\b[^\n]{0,60}\b(?:cl
 // buildNoCUDARE: a program's build said not to support CUDA ("the
 // linux release binary not support cuda device", "this version doesn't
 // support CUDA").
-var buildNoCUDARE = mustCue(`\b(?:binary|build|release|version|exe|package|wheel|gnu)\b[^\n]{0,30}\b(?:not|doesn't|does not|don't|do not|no) supports? (?:for )?(?:the )?cuda\b`,
-	"support cuda", "support for cuda", "support the cuda", "supports cuda")
+var buildNoCUDARE = mustCue(`\b(?:binary|build|release|version|exe|package|wheel|gnu|image)\b[^\n]{0,30}\b(?:not|doesn't|does not|don't|do not|no) supports? (?:for )?(?:the )?cuda\b|\bno support for (?:the )?(?:gpus?|cuda)\b[^\n]{0,30}\b(?:version|build|release|image|binary|package)\b|\b(?:not|doesn't|does not|didn't|did not|won't|never) (?:install|get|pull|give)s? (?:the |a )?(?:cuda|gpu) (?:version|build|wheel)s? of (?:torch|pytorch|tensorflow|paddle\w*|jax)\b`,
+	"support cuda", "support for cuda", "support the cuda", "supports cuda", "support for gpu", "support for the gpu", "support for the cuda", "cuda version of", "gpu version of", "cuda build of", "gpu build of", "cuda wheel of", "gpu wheel of", "cuda versions of", "gpu versions of", "cuda builds of", "gpu builds of", "cuda wheels of", "gpu wheels of")
 
 // toolkitOnlyRE: the CUDA toolkit said to be installed, and the program
 // still not on the GPU ("I have the newest cuda installed 12.2 ... I can't
@@ -1355,6 +1356,9 @@ func cueDriver(j *judge, r *reading) []cue {
 	}
 	if q := r.quote(openModuleRE); q != "" {
 		w := 2.0
+		if r.quote(openVsClosedRE) != "" {
+			w = 3 // the open module said to fail where the closed one works
+		}
 		for _, g := range j.f.NVML.GPUs {
 			if beforeTuring(g.CC) {
 				w = 3.5 // a GPU before Turing: the open module cannot drive it at all

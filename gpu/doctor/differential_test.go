@@ -439,6 +439,9 @@ func TestDifferentialReasons(t *testing.T) {
 		{"number before the series, in Japanese", "RVC が 5090 rtx で動作しないのはなぜですか?", gpu.CauseArchUnsupported, ""},
 		{"installed a torch CPU build", "On the aarch64 box uv installed the PyPI `torch==2.10.0` CPU build, so nothing uses the GPU", gpu.CauseCPUOnlyBuild, ""},
 		{"cuDNN never requested", "The installer never requests nvidia-cudnn-cu12, so the ONNX session silently falls back to the CPU", gpu.CauseCudnnProblem, ""},
+		{"Apple chip, in Chinese", "有没有给Apple芯片用的docker镜像？我的是m芯片Mac，运行报错", gpu.CauseOther, ""},
+		{"the GPU environment file installs no CUDA build", "environment_gpu.yml does not install the cuda version of pytorch, tried on the gpu node too", gpu.CauseCPUOnlyBuild, ""},
+		{"an image without GPU support", "After the upgrade our models crashed because there is no support for GPU in the new version of the default image", gpu.CauseCPUOnlyBuild, ""},
 		// ONNX Runtime's GPU package beside a cuDNN or CUDA it was not
 		// built for (its requirements page): in words, no error text.
 		{"ORT 1.20 with cuDNN 8", "onnxruntime-gpu 1.20.1 with CUDA 12.4 and cuDNN 8.9 installed on Windows 11. The CUDAExecutionProvider is not available, it falls back to CPU.", gpu.CauseCudnnProblem, ""},

@@ -24,6 +24,7 @@ func TestMachineWords(t *testing.T) {
 		{"run it on AMD", "How can I run it on AMD? it says cuda is not available", "", "run it on AMD?", ""},
 		{"on AMD, in Russian", "Подскажите, как запустить на amd", "", "на amd", ""},
 		{"an AMD CPU beside an NVIDIA GPU", "I run it on AMD Ryzen 9 7950X with an RTX 4090", "", "", ""},
+		{"Apple chip, in Chinese", "有没有给Apple芯片用的镜像", "", "Apple芯片", ""},
 		{"Intel", "Laptop with Intel(R) UHD Graphics 620, cuda is False", "", "Intel(R) UHD Graphics 620", ""},
 		{"said", "I don't have an nvidia gpu, can it run on the cpu?", "", "", "I don't have an nvidia gpu, can it run on the cpu?"},
 		{"Chinese", "我的电脑没有独立显卡，只有核显", "", "", "我的电脑没有独立显卡，只有核显"},
