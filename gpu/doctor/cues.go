@@ -600,7 +600,7 @@ func cueTorchBuild(j *judge, r *reading) []cue {
 		if r.quote(basicDisplayRE) != "" || r.quote(smiFailsRE) != "" || r.quote(noDriverRE) != "" {
 			w = 1 // the layer below is said to fail: that explains torch's symptom as well
 		}
-		if r.quote(cudnnWordsRE) != "" || r.quote(cudnnLibRE) != "" || r.quote(cudaRuntimeMissingRE) != "" {
+		if r.quote(cudnnWordsRE) != "" || r.quote(cudnnAbsentRE) != "" || r.quote(cudnnLibRE) != "" || r.quote(cudaRuntimeMissingRE) != "" {
 			w = 0.5 // something loads cuDNN or CUDA's libraries: a CUDA build is at work, and its library is the trouble
 		}
 		return append(out, cue{gpu.CauseCPUOnlyBuild, w, "torch on Windows without a CUDA build shown: pip's default torch on Windows is the CPU-only wheel"})
@@ -990,7 +990,10 @@ func cueArchitecture(j *judge, r *reading) []cue {
 // it within the same major version (12.1 against 12.0: CUDA's binary
 // compatibility), runs the build's kernels: not a GPU the build lacks.
 func torchRangeCues(r *reading) []cue {
-	m := torchRangeRE.FindStringSubmatch(r.low)
+	if !strings.Contains(r.low, "which is of cuda capability") {
+		return nil
+	}
+	m := torchRange(r.low)
 	c := torchFoundCCRE.FindStringSubmatch(r.low)
 	if m == nil || c == nil {
 		return nil
@@ -1041,7 +1044,7 @@ func (j *judge) minCCCues(r *reading) []cue {
 // or not offered ("470 drivers are missing in the listing", "no driver
 // for this kernel").
 var driverAbsentRE = mustCue(`\b(?:nvidia |\d{3} )?drivers? (?:are|is) missing\b|\bno (?:nvidia |\d{3} )?drivers? (?:for|available for) (?:this |the |my |the new )?(?:kernel|card|gpu)\b|\b(?:nvidia |gpu )?drivers? (?:is |are |was |were )?not (?:getting |being )?installed\b|\bnot having (?:the )?(?:nvidia |gpu )?drivers? installed\b`,
-	"missing", "no driver", "no nvidia driver", "drivers for", "driver for", "available for", "installed")
+	"missing", "no driver", "no nvidia driver", "drivers for", "driver for", "available for", "not installed", "getting installed", "being installed", "driver installed", "drivers installed")
 
 // openModuleRE: NVIDIA's open kernel module named (the open flavour
 // against the closed one, nvidia-open, the GSP it needs).
@@ -1220,7 +1223,7 @@ var (
 		"nothing", "no effect")
 	// chooseGPURE: how to choose the GPU a program uses, asked.
 	chooseGPURE = mustCue(`\b(?:choose|select|pick|specify|assign)\b (?:which|the|a specific|a particular|one|a|an?other) (?:gpu|card|device(?: [^=\s]|$))|\badd (?:an? |the )?(?:option |flag |argument |parameter )?(?:--)?(?:device[_-]index|gpu[_-]ids?|device[_-]ids?|gpu[_-]index)\b|(?:指定|选择|手动设置|设置) ?(?:gpu|显卡|device|设备|卡)|(?:gpu|显卡|device|设备)を(?:指定|選択)`,
-		"choose", "select", "pick", "specify", "assign", "add", "指定", "选择", "设置", "選択")
+		"choose", "select", "pick", "specify", "assign", "device_index", "device-index", "gpu_id", "gpu-id", "device_id", "device-id", "gpu_index", "gpu-index", "指定", "选择", "设置", "選択")
 	// gpuIDSetRE: a program's GPU index set, or defaulting, to another
 	// than 0 ("the default gpu_device is set to 1").
 	gpuIDSetRE = mustCue(`\b(?:gpu_device|gpu_id|gpu-id|gpu_ids|gpu-device-id|gpu_device_id|device_id|device-id|gpu id|gpu index|device index)\b[^\n]{0,25}\b(?:set to|defaults? to|default is|is|=)\s*[1-9]\b`,
@@ -1235,9 +1238,13 @@ var (
 	mismatchRE  = mustCue(`same device|\bin different devices\b|\.to\(device\)|\bmodel\.cuda\(\)|\.to\(['"]cuda|\bforgot to move\b|\bcpu tensors?\b|\bon different devices\b`)
 	gpuIdleRE   = mustCue(`gpu (?:usage|utili[sz]ation|util|load) (?:is |stays |remains |at |of )?(?:0|zero|low|very low)|\b0 ?% (?:gpu )?(?:usage|utili[sz]ation|util)\b|\bnot using (?:the |my )?gpu\b|\b(?:uses?|using|runs on|running on|trains on|training on|always on|stays on|is on) (?:the |my )?cpu\b|\binstead of (?:the |my )?gpu\b`,
 		"gpu usage", "gpu util", "gpu load", "not using", "cpu", "instead of")
-	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)|(?:can't|cannot|can not|couldn't|could not|unable to|fails? to|failed to) (?:find|load|locate|open) (?:the )?cudnn|(?:\bno|\bwithout|\bnever (?:requests?|installs?|ships?|includes?|bundles?|pulls?))\W{1,3}(?:the )?\W?(?:nvidia-)?cudnn\b`)
-	cudnnLibRE   = mustCue(`\bcudnn\w*64_\d+\.dll\b|\blibcudnn\w*\.so\.\d+`, "cudnn")
-	tfLibsRE     = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
+	cudnnWordsRE = mustCue(`cudnn[^\n]{0,60}(?:not found|missing|mismatch|version|error|failed|cannot|could not|can't)`)
+	// cudnnAbsentRE: cuDNN said not found or never installed, with the
+	// words before it ("can't find cudnn", "never requests
+	// nvidia-cudnn-cu12", "no cuDNN").
+	cudnnAbsentRE = mustCue(`(?:can't|cannot|can not|couldn't|could not|unable to|fails? to|failed to) (?:find|load|locate|open) (?:the )?cudnn|(?:\bno|\bwithout|\bnever (?:requests?|installs?|ships?|includes?|bundles?|pulls?))\W{1,3}(?:the )?\W?(?:nvidia-)?cudnn\b`, "cudnn")
+	cudnnLibRE    = mustCue(`\bcudnn\w*64_\d+\.dll\b|\blibcudnn\w*\.so\.\d+`, "cudnn")
+	tfLibsRE      = mustCue(`(?:cudart|cublas|cufft|curand|cusolver|cusparse)(?:64_\d+\.dll|\.so\.\d+)`)
 )
 
 // variantCUDA is the CUDA a wheel variant's name says (cu121: 12.1, cu92:
@@ -1500,7 +1507,11 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 // cueLibraries: cuDNN and CUDA libraries named in words.
 func cueLibraries(j *judge, r *reading) []cue {
 	var out []cue
-	if q := r.quote(cudnnWordsRE); q != "" && !containsAny(asciiLower(q), "could not collect", "cudnn_status_internal_error", "create cudnn handle", "cudnn_status_alloc_failed") {
+	q := r.quote(cudnnWordsRE)
+	if q == "" {
+		q = r.quote(cudnnAbsentRE)
+	}
+	if q != "" && !containsAny(asciiLower(q), "could not collect", "cudnn_status_internal_error", "create cudnn handle", "cudnn_status_alloc_failed") {
 		// (collect_env's "cuDNN version: Could not collect" is no
 		// problem: it prints so wherever cuDNN is not on the system path)
 		out = append(out, cue{gpu.CauseCudnnProblem, 2.5, said(q)})

@@ -736,7 +736,7 @@ func TestCueNeedles(t *testing.T) {
 		"the NVIDIA driver is not getting installed; the nvidia drivers were replaced with others; image 23-12 requires driver version 545 or later",
 		"it is only offloading 10/51 layers to GPU; some tensors get placed on cuda:0; I didn't have the CUDA toolkit installed",
 		"TF 1.13 requires a minimum compute capability of 6.0; a Jetson Orin Nano with L4T; onnxruntime-gpu 1.20.1 with cuDNN 8.9 and CUDA 12.4; cudnn64_9.dll",
-		"the linux release binary does not support cuda; I have the newest cuda installed 12.2 but it can't run on cuda; the 560 open driver ignores it, the closed driver works"}
+		"the installer never requests nvidia-cudnn-cu12; it can't find cudnn; the linux release binary does not support cuda; I have the newest cuda installed 12.2 but it can't run on cuda; the 560 open driver ignores it, the closed driver works"}
 	for _, part := range []string{"tuning", "heldout"} {
 		rs, err := corpus.Load(filepath.Join("..", "testdata", "corpus"), part)
 		if err != nil {
@@ -752,7 +752,7 @@ func TestCueNeedles(t *testing.T) {
 		gpuIdleRE, cudnnWordsRE, tfLibsRE, twoBuildsRE, stuckInstallRE, wrongGPURE, twoGPUsRE, cudaTagRE, vmRE, basicDisplayRE,
 		otherCardRE, gpuIDSetRE, chooseGPURE, memoryHeldRE, oldGPUDroppedRE, neverMovedRE, vramRE, modelSizeRE, gpuSessionRE, cpuTierRE,
 		driverAbsentRE, driverReplacedRE, driverRequiredRE, offloadRE, placedRE, cudaRuntimeMissingRE, minCCRE, jetsonRE,
-		ortGPUVersionRE, cudnnMajorRE, cudaMajorRE, buildNoCUDARE, toolkitOnlyRE, openModuleRE, cudnnLibRE} {
+		ortGPUVersionRE, cudnnMajorRE, cudaMajorRE, buildNoCUDARE, toolkitOnlyRE, openModuleRE, cudnnLibRE, cudnnAbsentRE} {
 		found := 0
 		for _, text := range texts {
 			low := newReading(&gpu.Facts{Paste: &gpu.PasteFacts{Text: text}}).low

@@ -128,6 +128,19 @@ func specificFirst(hits []gpu.SignatureHit) []gpu.SignatureHit {
 // supported by this version of PyTorch is (8.0) - (12.0)".
 var torchRangeRE = regexp.MustCompile(`(?i)minimum and maximum cuda capability supported by this version of pytorch is\s*\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)`)
 
+// torchRange is torchRangeRE's match in text, or nil; the expression runs
+// only on the line that holds its words (a case-insensitive expression
+// over a whole long paste costs more than the rest of the doctor).
+func torchRange(text string) []string {
+	const words = "cuda capability supported by this version of pytorch"
+	i := strings.Index(asciiLower(text), words)
+	if i < 0 {
+		return nil
+	}
+	lo := max(0, i-60)
+	return torchRangeRE.FindStringSubmatch(text[lo:min(len(text), i+len(words)+60)])
+}
+
 // torchCapabilityRange reads torch's "Found GPU0 … which is of cuda
 // capability X" warning with the range it gives: a GPU above the range is
 // too new for the build, not too old; and one above it within the same
@@ -137,7 +150,11 @@ var torchRangeRE = regexp.MustCompile(`(?i)minimum and maximum cuda capability s
 func torchCapabilityRange(hits []gpu.SignatureHit, text string) []gpu.SignatureHit {
 	out := make([]gpu.SignatureHit, 0, len(hits))
 	for _, h := range hits {
-		if m := torchRangeRE.FindStringSubmatch(text); h.ID == "torch_gpu_too_old" && h.Values["cc"] != "" && m != nil {
+		if h.ID != "torch_gpu_too_old" || h.Values["cc"] == "" {
+			out = append(out, h)
+			continue
+		}
+		if m := torchRange(text); m != nil {
 			cc, top := gpu.MustVersion(h.Values["cc"]), gpu.MustVersion(m[2])
 			if cc != nil && top != nil && cc.Compare(top) > 0 {
 				if cc.Major() == top.Major() {
