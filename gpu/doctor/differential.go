@@ -229,6 +229,18 @@ func (j *judge) weigh(r *reading, weak []int, trouble string) []*likely {
 	return ranked
 }
 
+// differentialFix is the fix of cause c for the report, in PowerShell
+// when its words say it is from Windows (the facts need not: a thin report
+// rarely shows the system as a tool prints it).
+func (j *judge) differentialFix(r *reading, c gpu.Cause) []gpu.Step {
+	if !j.windows() && j.windowsSaid(r) {
+		if steps := j.windowsCauseFix(gpu.SignatureHit{Cause: c}); steps != nil {
+			return steps
+		}
+	}
+	return j.causeFix(gpu.SignatureHit{Cause: c})
+}
+
 // alternatives names, after a first finding that rests on medium evidence
 // (an error text that usually means its cause, but not always), the one or
 // two other causes the report's facts and that text leave open, each with
@@ -367,7 +379,7 @@ func (j *judge) emitDifferential(r *reading, named []*likely, weak []int, ruledO
 				fd.Title = "Most likely " + causeWords[l.cause] + " (" + string(l.cause) + "), or " + alternatives(named[1:]) + ": the report shows no error text that proves a cause"
 			}
 			fd.Fix = []gpu.Step{tell}
-			for _, st := range j.causeFix(gpu.SignatureHit{Cause: l.cause}) {
+			for _, st := range j.differentialFix(r, l.cause) {
 				if st.Command == "" || st.Command != tell.Command {
 					fd.Fix = append(fd.Fix, st)
 				}

@@ -73,3 +73,18 @@ func TestTellApartOnWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferentialFixOnWindows: a thin report whose words say it is from
+// Windows gets its first cause's fix in PowerShell too, not Linux's
+// (ldconfig, LD_LIBRARY_PATH), even when no tool output shows the system.
+func TestDifferentialFixOnWindows(t *testing.T) {
+	r := diagnoseText(t, "onnxruntime-gpu 1.20.1 on Windows 11 with CUDA 12.4 and cuDNN 8.9: the CUDAExecutionProvider is not available and it runs on the CPU")
+	if len(r.Findings) == 0 || r.Findings[0].Cause != gpu.CauseCudnnProblem {
+		t.Fatalf("findings %v, want cudnn_problem first", findingIDs(r))
+	}
+	for _, st := range r.Findings[0].Fix {
+		if bad := posixOnly.FindString(st.Command); bad != "" {
+			t.Errorf("%q is not PowerShell (%q)", st.Command, bad)
+		}
+	}
+}
