@@ -1327,6 +1327,28 @@ func orUnknown(s string) string {
 	return s
 }
 
+// driverOldCues: a driver too old for what the program needs, said in
+// words or required by the report.
+func (j *judge) driverOldCues(r *reading) []cue {
+	var out []cue
+	if q := r.cudaBelowRequired(); q != "" && !j.blackwell() {
+		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": the machine's CUDA is older than what the program needs; the driver sets the newest CUDA it can run, so a newer driver (not only a toolkit) is needed"})
+	}
+	if q, req := r.driverRequired(); q != "" && !j.driverAtLeast(req) {
+		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": a driver at least this new is required, and nothing shows one"})
+	}
+	if q := r.quote(tooOldRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
+	} else if q := r.quote(driverIncompatRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the driver cannot run the CUDA the framework was built for; a newer driver (or a build for an older CUDA) is needed"})
+	} else if q := r.quote(upgradeFixedRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": a newer driver made it work, so the old one was too old for the framework's CUDA"})
+	} else if q := r.quote(oldDriverRE); q != "" {
+		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
+	}
+	return out
+}
+
 // cueDriver: what the report says of the driver: nvidia-smi failing or
 // answering, a driver missing, an update without a reboot, an old driver,
 // one the matrix says cannot run the CUDA build named.
@@ -1388,21 +1410,7 @@ func cueDriver(j *judge, r *reading) []cue {
 	if q := r.quote(afterUpdRE); q != "" && !works {
 		out = append(out, cue{gpu.CauseDriverMissing, 1.5, said(q) + ": a driver or kernel updated without a reboot (or a module not rebuilt) leaves the old one loaded"})
 	}
-	if q := r.cudaBelowRequired(); q != "" && !j.blackwell() {
-		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": the machine's CUDA is older than what the program needs; the driver sets the newest CUDA it can run, so a newer driver (not only a toolkit) is needed"})
-	}
-	if q, req := r.driverRequired(); q != "" && !j.driverAtLeast(req) {
-		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": a driver at least this new is required, and nothing shows one"})
-	}
-	if q := r.quote(tooOldRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
-	} else if q := r.quote(driverIncompatRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the driver cannot run the CUDA the framework was built for; a newer driver (or a build for an older CUDA) is needed"})
-	} else if q := r.quote(upgradeFixedRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": a newer driver made it work, so the old one was too old for the framework's CUDA"})
-	} else if q := r.quote(oldDriverRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
-	}
+	out = append(out, j.driverOldCues(r)...)
 	if works {
 		ev := "nvidia-smi answers: the driver is installed and loaded"
 		if q := r.quote(smiWorksRE); q != "" {
