@@ -27,7 +27,14 @@ type cue struct {
 type reading struct {
 	low    string
 	f      *gpu.Facts
-	quotes map[*catalog.Pattern]string // quote's answers: the differential weighs the cues more than once
+	quotes map[*catalog.Pattern]match // each pattern's first match: the differential weighs the cues more than once
+}
+
+// match is a pattern's first match in a reading: the report's line around
+// it, for evidence, and the values of its groups (nil when none matched).
+type match struct {
+	line   string
+	groups []string
 }
 
 const maxCueText = 64 << 10
@@ -92,28 +99,41 @@ func mustCue(pattern string, needles ...string) *catalog.Pattern {
 }
 
 // quote is the report's line around the first match of re, for evidence.
-func (r *reading) quote(re *catalog.Pattern) string {
-	if q, ok := r.quotes[re]; ok {
-		return q
-	}
-	q := r.find(re)
-	if r.quotes == nil {
-		r.quotes = map[*catalog.Pattern]string{}
-	}
-	r.quotes[re] = q
-	return q
+func (r *reading) quote(re *catalog.Pattern) string { return r.first(re).line }
+
+// quoteGroups is quote's line and the values of re's groups in that match
+// ("" for a group that matched nothing), from the same single run of re.
+func (r *reading) quoteGroups(re *catalog.Pattern) (string, []string) {
+	m := r.first(re)
+	return m.line, m.groups
 }
 
-func (r *reading) find(re *catalog.Pattern) string {
-	loc := re.FindIndex(r.low)
-	if loc == nil {
-		return ""
+// first is re's first match in the reading, found once.
+func (r *reading) first(re *catalog.Pattern) match {
+	if m, ok := r.quotes[re]; ok {
+		return m
 	}
+	m := r.find(re)
+	if r.quotes == nil {
+		r.quotes = map[*catalog.Pattern]match{}
+	}
+	r.quotes[re] = m
+	return m
+}
+
+func (r *reading) find(re *catalog.Pattern) match {
+	loc := re.FindSubmatchIndex(r.low)
 	text := r.f.Paste.Text
-	if loc[0] > len(text) {
-		return ""
+	if loc == nil || loc[0] > len(text) {
+		return match{}
 	}
-	return lineAround(text, loc[0], loc[1])
+	m := match{line: lineAround(text, loc[0], loc[1]), groups: make([]string, len(loc)/2-1)}
+	for g := range m.groups {
+		if lo := loc[2*g+2]; lo >= 0 {
+			m.groups[g] = r.low[lo:loc[2*g+3]]
+		}
+	}
+	return m
 }
 
 // lineAround is the line of text around text[lo:hi], at most 100 bytes
@@ -387,10 +407,8 @@ func (j *judge) blackwell() bool {
 // cudaBelowRequired is the line where the report says its CUDA is older
 // than what the program requires, or "".
 func (r *reading) cudaBelowRequired() string {
-	q := r.quote(cudaRequiredRE) // cached: the differential weighs the cues more than once
-	m := cudaRequiredRE.FindStringSubmatch(asciiLower(q))
-	if m == nil || gpu.VersionAtLeast(m[1], m[2]) { // (have, want): not below
-
+	q, m := r.quoteGroups(cudaRequiredRE)
+	if m == nil || gpu.VersionAtLeast(m[0], m[1]) { // (have, want): not below
 		return ""
 	}
 	return q
@@ -982,32 +1000,28 @@ func (j *judge) archCues(r *reading) []cue {
 }
 
 func cueArchitecture(j *judge, r *reading) []cue {
-	return append(append(j.archCues(r), j.minCCCues(r)...), torchRangeCues(r)...)
+	return append(append(j.archCues(r), j.minCCCues(r)...), j.torchRangeCues(r)...)
 }
 
 // torchRangeCues: torch's warning that names a GPU's compute capability
 // and the range its build has kernels for. A GPU inside the range, or above
 // it within the same major version (12.1 against 12.0: CUDA's binary
 // compatibility), runs the build's kernels: not a GPU the build lacks.
-func torchRangeCues(r *reading) []cue {
-	if !strings.Contains(r.low, "which is of cuda capability") {
+func (j *judge) torchRangeCues(r *reading) []cue {
+	c := torchCapability(j.f.Paste.Signatures)
+	if c == "" {
 		return nil
 	}
 	m := torchRange(r.low)
-	c := torchFoundCCRE.FindStringSubmatch(r.low)
-	if m == nil || c == nil {
+	if m == nil {
 		return nil
 	}
-	cc, lo, hi := gpu.MustVersion(c[1]), gpu.MustVersion(m[1]), gpu.MustVersion(m[2])
+	cc, lo, hi := gpu.MustVersion(c), gpu.MustVersion(m[1]), gpu.MustVersion(m[2])
 	if cc == nil || lo == nil || hi == nil || cc.Compare(lo) < 0 || cc.Compare(hi) > 0 && cc.Major() != hi.Major() {
 		return nil
 	}
-	return []cue{{gpu.CauseArchUnsupported, -5, fmt.Sprintf("torch's build has kernels for compute capability %s to %s, which run on this GPU's %s: its warning is not the cause", m[1], m[2], c[1])}}
+	return []cue{{gpu.CauseArchUnsupported, -5, fmt.Sprintf("torch's build has kernels for compute capability %s to %s, which run on this GPU's %s: its warning is not the cause", m[1], m[2], c)}}
 }
-
-// torchFoundCCRE is the compute capability torch's warning names ("Found
-// GPU0 NVIDIA GB10 which is of cuda capability 12.1").
-var torchFoundCCRE = regexp.MustCompile(`which is of cuda capability (\d+\.\d+)`)
 
 // minCCRE: a minimum compute capability said in words ("requires a
 // minimum compute capability of 6.0", "compute capability 7.0 or
@@ -1018,18 +1032,9 @@ var minCCRE = mustCue(`\bminimum (?:required )?(?:cuda )?compute capability(?: r
 // minCCCues: a GPU of the report below a minimum compute capability the
 // report names has no kernels in that build.
 func (j *judge) minCCCues(r *reading) []cue {
-	q := r.quote(minCCRE)
-	if q == "" {
-		return nil
-	}
-	m := minCCRE.FindStringSubmatch(r.low)
-	var floor gpu.Version
-	for _, g := range m[1:] {
-		if floor = gpu.MustVersion(g); g != "" && floor != nil {
-			break
-		}
-	}
-	if floor == nil {
+	q, m := r.quoteGroups(minCCRE)
+	floor := gpu.MustVersion(firstGroup(m))
+	if q == "" || floor == nil {
 		return nil
 	}
 	for _, g := range j.f.NVML.GPUs {
@@ -1539,18 +1544,9 @@ func cueLibraries(j *judge, r *reading) []cue {
 // driverRequired is the report's words that require a driver branch, and
 // the branch ("" when none).
 func (r *reading) driverRequired() (quote, branch string) {
-	q := r.quote(driverRequiredRE)
-	if q == "" {
-		return "", ""
-	}
-	m := driverRequiredRE.FindStringSubmatch(r.low)
-	if m == nil {
-		return "", ""
-	}
-	for _, g := range m[1:] {
-		if n, err := strconv.Atoi(g); err == nil && n >= 300 && n < 1000 {
-			return q, g
-		}
+	q, m := r.quoteGroups(driverRequiredRE)
+	if n, err := strconv.Atoi(firstGroup(m)); err == nil && n >= 300 && n < 1000 {
+		return q, firstGroup(m)
 	}
 	return "", ""
 }
@@ -1558,20 +1554,26 @@ func (r *reading) driverRequired() (quote, branch string) {
 // partOffload is the report's words saying that fewer of a model's
 // layers went to the GPU than it has, or "".
 func (r *reading) partOffload() string {
-	q := r.quote(offloadRE)
-	if q == "" {
-		return ""
-	}
-	m := offloadRE.FindStringSubmatch(r.low)
+	q, m := r.quoteGroups(offloadRE)
 	if m == nil {
 		return ""
 	}
-	n, err := strconv.Atoi(m[1])
-	of, err2 := strconv.Atoi(m[2])
+	n, err := strconv.Atoi(m[0])
+	of, err2 := strconv.Atoi(m[1])
 	if err != nil || err2 != nil || n >= of {
 		return ""
 	}
 	return q
+}
+
+// firstGroup is the first group of a match that took a value, or "".
+func firstGroup(groups []string) string {
+	for _, g := range groups {
+		if g != "" {
+			return g
+		}
+	}
+	return ""
 }
 
 // driverAtLeast: the report shows a driver of branch req or newer.

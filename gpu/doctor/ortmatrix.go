@@ -64,19 +64,19 @@ var (
 // cueONNXRuntimeMatrix: onnxruntime-gpu of a version named beside a cuDNN
 // or CUDA major version it was not built for.
 func cueONNXRuntimeMatrix(_ *judge, r *reading) []cue {
-	m := ortGPUVersionRE.FindStringSubmatch(r.low)
+	_, m := r.quoteGroups(ortGPUVersionRE)
 	if m == nil {
 		return nil
 	}
-	minor, _ := strconv.Atoi(m[1])
-	patch, _ := strconv.Atoi(m[2])
+	minor, _ := strconv.Atoi(m[0])
+	patch, _ := strconv.Atoi(m[1])
 	b, ok := ortBuildOf(minor, patch)
 	if !ok {
 		return nil
 	}
-	version := "1." + m[1]
-	if m[2] != "" {
-		version += "." + m[2]
+	version := "1." + m[0]
+	if m[1] != "" {
+		version += "." + m[1]
 	}
 	if n := otherMajor(r, cudnnMajorRE, b.cudnn); n > 0 && (b.feedCUDA == 0 || b.feedCudnn || n != 9) {
 		return []cue{{gpu.CauseCudnnProblem, 3, fmt.Sprintf("onnxruntime-gpu %s is built for cuDNN %d (ONNX Runtime's CUDA provider requirements), and the report names cuDNN %d: the CUDA provider does not load, and ONNX Runtime falls back to the CPU", version, b.cudnn, n)}}

@@ -128,17 +128,29 @@ func specificFirst(hits []gpu.SignatureHit) []gpu.SignatureHit {
 // supported by this version of PyTorch is (8.0) - (12.0)".
 var torchRangeRE = regexp.MustCompile(`(?i)minimum and maximum cuda capability supported by this version of pytorch is\s*\((\d+\.\d+)\)\s*-\s*\((\d+\.\d+)\)`)
 
-// torchRange is torchRangeRE's match in text, or nil; the expression runs
-// only on the line that holds its words (a case-insensitive expression
-// over a whole long paste costs more than the rest of the doctor).
-func torchRange(text string) []string {
+// torchRange is torchRangeRE's match in low (lower-cased text), or nil;
+// the expression runs only around its words (a case-insensitive
+// expression over a whole long paste costs more than the rest of the
+// doctor).
+func torchRange(low string) []string {
 	const words = "cuda capability supported by this version of pytorch"
-	i := strings.Index(asciiLower(text), words)
+	i := strings.Index(low, words)
 	if i < 0 {
 		return nil
 	}
 	lo := max(0, i-60)
-	return torchRangeRE.FindStringSubmatch(text[lo:min(len(text), i+len(words)+60)])
+	return torchRangeRE.FindStringSubmatch(low[lo:min(len(low), i+len(words)+60)])
+}
+
+// torchCapability is the compute capability torch's "Found GPU0 … which
+// is of cuda capability X" warning names (its signature's hit), or "".
+func torchCapability(hits []gpu.SignatureHit) string {
+	for _, h := range hits {
+		if h.ID == "torch_gpu_too_old" {
+			return h.Values["cc"]
+		}
+	}
+	return ""
 }
 
 // torchCapabilityRange reads torch's "Found GPU0 … which is of cuda
@@ -148,13 +160,17 @@ func torchRange(text string) []string {
 // major (a cubin for X.y runs on X.z, z ≥ y: CUDA's binary
 // compatibility), so the warning alone proves nothing.
 func torchCapabilityRange(hits []gpu.SignatureHit, text string) []gpu.SignatureHit {
+	if torchCapability(hits) == "" {
+		return hits
+	}
+	m := torchRange(asciiLower(text))
 	out := make([]gpu.SignatureHit, 0, len(hits))
 	for _, h := range hits {
 		if h.ID != "torch_gpu_too_old" || h.Values["cc"] == "" {
 			out = append(out, h)
 			continue
 		}
-		if m := torchRange(text); m != nil {
+		if m != nil {
 			cc, top := gpu.MustVersion(h.Values["cc"]), gpu.MustVersion(m[2])
 			if cc != nil && top != nil && cc.Compare(top) > 0 {
 				if cc.Major() == top.Major() {

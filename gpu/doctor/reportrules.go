@@ -153,17 +153,10 @@ func cpuPackageNamed(low, cpu string) bool {
 	if strings.Contains(low, "['cpuexecutionprovider']") || strings.Contains(low, "[\"cpuexecutionprovider\"]") {
 		return true
 	}
-	for i := 0; ; {
-		k := strings.Index(low[i:], cpu)
-		if k < 0 {
-			return false
-		}
-		end := i + k + len(cpu)
-		if end >= len(low) || low[end] != '-' && low[end] != '_' && low[end] != '.' && !isLetter(low[end]) {
-			return true
-		}
-		i = end
-	}
+	return gpu.AnyAt(low, cpu, func(i int) bool {
+		end := i + len(cpu)
+		return end >= len(low) || low[end] != '-' && low[end] != '_' && low[end] != '.' && !isLetter(low[end])
+	})
 }
 
 // reportVisibleDevices judges CUDA_VISIBLE_DEVICES as the report sets it.

@@ -706,24 +706,20 @@ func notInstalled(before, after string) bool {
 // ("5090 rtx") as RTX 5090.
 func tiName(name string) string {
 	n := strings.TrimSpace(name)
-	if low := strings.ToLower(n); strings.HasSuffix(low, "rtx") && len(n) >= 7 {
-		// "5090 rtx": the number before the series, as some write it.
-		if num := strings.TrimSpace(n[:len(n)-3]); len(num) == 4 && strings.Trim(num, "0123456789") == "" {
-			return "RTX " + num
-		}
-	}
-	if len(n) < 6 || n[0] < '1' || n[0] > '5' || !strings.HasSuffix(strings.ToLower(n), "ti") {
+	low := strings.ToLower(n)
+	switch {
+	case strings.HasSuffix(low, "rtx") && fourDigits(strings.TrimSpace(n[:len(n)-3])):
+		return "RTX " + strings.TrimSpace(n[:len(n)-3]) // "5090 rtx": the number before the series, as some write it
+	case !strings.HasSuffix(low, "ti") || n[0] < '1' || n[0] > '5' || !fourDigits(strings.TrimSpace(n[:len(n)-2])):
 		return name
+	case n[0] == '1':
+		return "GTX " + strings.TrimSpace(n[:len(n)-2]) + " Ti"
 	}
-	num := strings.TrimSpace(n[:len(n)-2])
-	if len(num) != 4 || strings.Trim(num, "0123456789") != "" {
-		return name
-	}
-	if num[0] == '1' {
-		return "GTX " + num + " Ti"
-	}
-	return "RTX " + num + " Ti"
+	return "RTX " + strings.TrimSpace(n[:len(n)-2]) + " Ti"
 }
+
+// fourDigits: s is a model number of four digits.
+func fourDigits(s string) bool { return len(s) == 4 && strings.Trim(s, "0123456789") == "" }
 
 func (pp *parser) gpuInProse(name, s string) {
 	if len(pp.f.NVML.GPUs) > 0 || !knownGPURE.MatchString(name) {
