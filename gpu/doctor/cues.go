@@ -1342,16 +1342,30 @@ func (j *judge) driverOldCues(r *reading) []cue {
 	if q, req := r.driverRequired(); q != "" && !j.driverAtLeast(req) {
 		out = append(out, cue{gpu.CauseDriverTooOld, 2.5, said(q) + ": a driver at least this new is required, and nothing shows one"})
 	}
-	if q := r.quote(tooOldRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the framework's own words when the driver is older than the CUDA it was built with"})
-	} else if q := r.quote(driverIncompatRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": the driver cannot run the CUDA the framework was built for; a newer driver (or a build for an older CUDA) is needed"})
-	} else if q := r.quote(upgradeFixedRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 3, said(q) + ": a newer driver made it work, so the old one was too old for the framework's CUDA"})
-	} else if q := r.quote(oldDriverRE); q != "" {
-		out = append(out, cue{gpu.CauseDriverTooOld, 1.5, said(q)})
+	return append(out, r.firstSaid(gpu.CauseDriverTooOld,
+		saying{tooOldRE, 3, ": the framework's own words when the driver is older than the CUDA it was built with"},
+		saying{driverIncompatRE, 3, ": the driver cannot run the CUDA the framework was built for; a newer driver (or a build for an older CUDA) is needed"},
+		saying{upgradeFixedRE, 3, ": a newer driver made it work, so the old one was too old for the framework's CUDA"},
+		saying{oldDriverRE, 1.5, ""})...)
+}
+
+// saying is a pattern of the report's words, what its match weighs for a
+// cause, and why (after the words quoted).
+type saying struct {
+	re     *catalog.Pattern
+	weight float64
+	why    string
+}
+
+// firstSaid is the cue, for cause c, of the first of sayings (in order of
+// how much they say) that the report holds; none when it holds none.
+func (r *reading) firstSaid(c gpu.Cause, sayings ...saying) []cue {
+	for _, s := range sayings {
+		if q := r.quote(s.re); q != "" {
+			return []cue{{c, s.weight, said(q) + s.why}}
+		}
 	}
-	return out
+	return nil
 }
 
 // cueDriver: what the report says of the driver: nvidia-smi failing or
@@ -1480,17 +1494,12 @@ func cueCodeAndSelection(j *judge, r *reading) []cue {
 	if q := r.quote(noGPURequestRE); q != "" {
 		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": a Slurm job gets only the GPUs it asks for"})
 	}
-	if q := r.quote(wrongGPURE); q != "" {
-		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program runs on another GPU than the one asked for, or fixes its device in the code"})
-	} else if q := r.quote(chooseGPURE); q != "" {
-		out = append(out, cue{gpu.CauseDeviceSelection, 2, said(q) + ": which GPU a program uses is chosen by CUDA_VISIBLE_DEVICES (or its device option)"})
-	} else if q := r.quote(gpuIDSetRE); q != "" {
-		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": the program's GPU index points at a GPU other than the one meant (on a machine with one GPU, only 0 exists)"})
-	} else if q := r.quote(otherCardRE); q != "" {
-		out = append(out, cue{gpu.CauseDeviceSelection, 2.5, said(q) + ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"})
-	} else if q := r.quote(twoGPUsRE); q != "" {
-		out = append(out, cue{gpu.CauseDeviceSelection, 1, said(q) + ": with more than one GPU, the program may pick another than the one meant"})
-	}
+	out = append(out, r.firstSaid(gpu.CauseDeviceSelection,
+		saying{wrongGPURE, 2.5, ": the program runs on another GPU than the one asked for, or fixes its device in the code"},
+		saying{chooseGPURE, 2, ": which GPU a program uses is chosen by CUDA_VISIBLE_DEVICES (or its device option)"},
+		saying{gpuIDSetRE, 2.5, ": the program's GPU index points at a GPU other than the one meant (on a machine with one GPU, only 0 exists)"},
+		saying{otherCardRE, 2.5, ": with two GPUs, the program picks the other one (CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID)"},
+		saying{twoGPUsRE, 1, ": with more than one GPU, the program may pick another than the one meant"})...)
 	if q := r.quote(gpuUnsupportedRE); q != "" && r.quote(oldGPUDroppedRE) == "" {
 		out = append(out, cue{gpu.CauseArchUnsupported, 2.5, said(q) + ": a GPU the program's build does not support is one whose architecture it has no kernels for (the newest need a build for a newer CUDA, the oldest an older one)"})
 	}
